@@ -1,0 +1,3 @@
+from bugbout_tui.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,179 @@
+"""The live display of `bugbout run`: the same events and state as the TUI, drawn by rich.
+
+On a terminal it redraws a compact board a few times a second; elsewhere (CI logs,
+pipes) it prints one line per stage and attempt, so logs stay readable.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from types import TracebackType
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from bugbout_tui.core.events import (
+    AttemptFinished,
+    AttemptStarted,
+    BaseEvent,
+    ErrorRaised,
+    QuotaParked,
+    StageFinished,
+    StageStarted,
+    TestRunFinished,
+)
+from bugbout_tui.engine.state import AttemptView, BoutState
+
+STATUS_STYLE = {
+    "finished": "green",
+    "no-change": "yellow",
+    "timeout": "red",
+    "crashed": "red",
+    "quota": "magenta",
+    "skipped": "dim",
+}
+
+
+class LiveDisplay:
+    """Subscribe `on_event` to a bout's bus and use this as a context manager."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.state = BoutState()
+        self._live: Live | None = None
+        self._started = time.monotonic()
+
+    def __enter__(self) -> LiveDisplay:
+        if self.console.is_terminal:
+            self._live = Live(
+                get_renderable=self.render,
+                console=self.console,
+                refresh_per_second=4,
+                transient=False,
+            )
+            self._live.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._live is not None:
+            self._live.__exit__(exc_type, exc, tb)
+
+    def on_event(self, event: BaseEvent) -> None:
+        self.state.apply(event)
+        if self._live is None:
+            line = plain_line(event, self.state)
+            if line is not None:
+                self.console.print(line, highlight=False, markup=False)
+
+    def render(self) -> RenderableType:
+        return render_state(self.state, time.monotonic() - self._started)
+
+
+def plain_line(event: BaseEvent, state: BoutState) -> str | None:
+    """One log line for the events a person follows in a non-interactive log."""
+    match event:
+        case StageStarted():
+            return f"[{event.stage}] started"
+        case StageFinished():
+            return f"[{event.stage}] {event.summary}"
+        case AttemptStarted():
+            view = state.attempts.get(event.attempt)
+            lane = f" in lane {view.quota}" if view else ""
+            return f"[race] {event.attempt} started{lane}"
+        case AttemptFinished():
+            detail = f": {event.detail}" if event.detail else ""
+            return f"[race] {event.attempt} {event.status} after {event.seconds:.0f}s{detail}"
+        case QuotaParked():
+            return f"[race] lane {event.quota} parked: {event.message}"
+        case TestRunFinished():
+            outcome = event.error or f"{event.passed} passed, {event.failed} failed"
+            return f"[tests] {event.task} on {event.label}: {outcome}"
+        case ErrorRaised():
+            return f"error: {event.message}"
+    return None
+
+
+def render_state(state: BoutState, elapsed: float) -> RenderableType:
+    parts: list[RenderableType] = []
+    header = Text()
+    header.append("bugbout ", style="bold")
+    header.append(state.project or "", style="cyan")
+    header.append(f"  {_clock(elapsed)}", style="dim")
+    parts.append(header)
+    stages = Text()
+    for stage in state.planned:
+        view = state.stages.get(stage)
+        if view is None:
+            stages.append(f"○ {stage}  ", style="dim")
+        elif view.state == "done":
+            stages.append(f"● {stage}  ", style="green")
+        else:
+            progress = f" {view.done}/{view.total}" if view.total else ""
+            stages.append(f"◐ {stage}{progress}  ", style="bold yellow")
+    parts.append(stages)
+    if state.test_runs_running:
+        parts.append(
+            Text(
+                f"tests running: {', '.join(sorted(state.test_runs_running))}",
+                style="dim",
+                overflow="ellipsis",
+                no_wrap=True,
+            )
+        )
+    if state.lanes:
+        parts.append(_lanes(state))
+    for message in state.errors[-3:]:
+        parts.append(Text(f"error: {message}", style="red"))
+    return Group(*parts)
+
+
+def _lanes(state: BoutState) -> Table:
+    table = Table(box=None, pad_edge=False, expand=True)
+    table.add_column("lane", style="bold", no_wrap=True)
+    table.add_column("running", no_wrap=True)
+    table.add_column("elapsed", justify="right", no_wrap=True)
+    table.add_column("last output", ratio=1, no_wrap=True, overflow="ellipsis")
+    table.add_column("queued", justify="right")
+    table.add_column("done", justify="right")
+    now = datetime.now(UTC)
+    for lane in state.lanes.values():
+        running: list[AttemptView] = [state.attempts[a] for a in lane.running]
+        done = Text(str(len(lane.finished)))
+        if lane.parked:
+            table.add_row(
+                lane.quota,
+                Text("parked: usage limit", style="magenta"),
+                "",
+                Text(lane.parked, style="magenta"),
+                str(len(lane.queued)),
+                done,
+            )
+            continue
+        if not running:
+            table.add_row(
+                lane.quota, Text("idle", style="dim"), "", "", str(len(lane.queued)), done
+            )
+        for index, view in enumerate(running):
+            elapsed = (now - view.started_at).total_seconds() if view.started_at else 0.0
+            table.add_row(
+                lane.quota if index == 0 else "",
+                view.attempt,
+                _clock(elapsed),
+                Text(view.last_line),
+                str(len(lane.queued)) if index == 0 else "",
+                done if index == 0 else "",
+            )
+    return table
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}:{secs:02d}"

@@ -1,0 +1,38 @@
+"""`bugbout run`: the pipeline, headless, with a live display."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any, cast
+
+from bugbout_tui.cli.live import LiveDisplay
+from bugbout_tui.cli.output import stderr
+from bugbout_tui.core.events import Stage
+from bugbout_tui.engine.bout import RUNNABLE_STAGES, Bout
+from bugbout_tui.engine.project import Project
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "run",
+        help="run the bout (resumes where the last run stopped)",
+        description="Mine tasks, establish ground truth, and go on through the pipeline. "
+        "Everything finished is kept; running again carries on.",
+    )
+    parser.add_argument(
+        "--until",
+        choices=RUNNABLE_STAGES,
+        metavar="STAGE",
+        help=f"stop after this stage ({', '.join(RUNNABLE_STAGES)})",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    bout = Bout(Project.load(args.project))
+    display = LiveDisplay(stderr)
+    bout.subscribe(display.on_event)
+    with display:
+        asyncio.run(bout.arun(until=cast(Stage | None, args.until)))
+    return 0

@@ -1,0 +1,187 @@
+"""`bugbout tasks`: the bugs the history can replay, and why every other change was left out."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from rich.console import Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from bugbout_tui.cli.output import stderr, stdout
+from bugbout_tui.core.config import Config
+from bugbout_tui.core.errors import UsageError
+from bugbout_tui.core.models import Reason, Task, TaskSet
+from bugbout_tui.engine.mining import mine_tasks
+from bugbout_tui.engine.project import Project
+
+REASON_TEXT = {
+    Reason.NOT_A_FIX: "the title does not read like a bug fix",
+    Reason.NO_ISSUE: "names no issue or pull request",
+    Reason.TOO_MANY_SOURCE_FILES: "touches more source files than max-source-files",
+    Reason.NO_SOURCE_CHANGE: "changes no Python file in the package",
+    Reason.NO_TEST_ADDED: "adds no test function",
+    Reason.DUPLICATE_ISSUE: "a newer change fixed the same issue",
+    Reason.BEFORE_SINCE: "older than [tasks] since",
+    Reason.OVER_LIMIT: "beyond [tasks] limit",
+}
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "tasks",
+        help="list the bugs mined from history",
+        description="Mine the history (or reuse the stored result) and list the tasks, "
+        "with the issue text each will be given and the funnel of changes left out.",
+    )
+    parser.add_argument("task", nargs="?", metavar="ID", help="show one task in full")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--refresh", action="store_true", help="mine again even if nothing changed")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    project = Project.load(args.project)
+    with project.store.lock():
+        if args.json:
+            taskset = mine_tasks(project, refresh=args.refresh)
+        else:
+            with stderr.status("mining history…") as status:
+                taskset = mine_tasks(
+                    project,
+                    refresh=args.refresh,
+                    on_lookup=lambda done, total: status.update(f"reading issues… {done}/{total}"),
+                )
+    if args.task:
+        task = _find(taskset, args.task)
+        if args.json:
+            print(json.dumps(task_json(task), indent=2))
+        else:
+            stdout.print(task_panel(task, project.config))
+        return 0
+    if args.json:
+        print(json.dumps(taskset_json(taskset), indent=2))
+    else:
+        stdout.print(tasks_table(taskset, project.config))
+        stdout.print(funnel_table(taskset))
+    return 0
+
+
+def _find(taskset: TaskSet, task_id: str) -> Task:
+    for task in taskset.tasks:
+        if task.id == task_id:
+            return task
+    known = ", ".join(task.id for task in taskset.tasks) or "none"
+    raise UsageError(f"no task '{task_id}'; the tasks are: {known}")
+
+
+def task_json(task: Task) -> dict[str, Any]:
+    return {
+        "id": task.id,
+        "issue": task.issue,
+        "title": task.title,
+        "fix_commit": task.fix_commit,
+        "base_commit": task.base_commit,
+        "date": task.date.isoformat(),
+        "source_files": task.source_files,
+        "test_files": task.test_files,
+        "added_tests": task.added_tests,
+        "statement": task.statement,
+    }
+
+
+def taskset_json(taskset: TaskSet) -> dict[str, Any]:
+    return {
+        "examined": taskset.examined,
+        "tasks": [task_json(task) for task in taskset.tasks],
+        "excluded": [
+            {"commit": item.commit, "title": item.title, "reason": item.reason.value}
+            for item in taskset.excluded
+        ],
+    }
+
+
+def status_of(task: Task, config: Config) -> Text:
+    decision = config.tasks.decision(task.id)
+    if decision == "excluded":
+        return Text("excluded", style="red")
+    if decision == "accepted":
+        return Text("accepted", style="green")
+    if config.tasks.require_review:
+        return Text("awaiting review", style="yellow")
+    return Text("included", style="dim")
+
+
+def tasks_table(taskset: TaskSet, config: Config) -> Table:
+    table = Table(
+        title=f"{len(taskset.tasks)} tasks from {taskset.examined} changes examined",
+        caption=f"issue text from {taskset.issue_source}",
+        title_justify="left",
+        caption_justify="left",
+    )
+    table.add_column("id", style="bold", no_wrap=True)
+    table.add_column("issue", justify="right")
+    table.add_column("title", ratio=3)
+    table.add_column("fix", no_wrap=True, style="cyan")
+    table.add_column("files", no_wrap=True)
+    table.add_column("tests added", justify="right")
+    table.add_column("issue text", ratio=2)
+    table.add_column("status", no_wrap=True)
+    for task in taskset.tasks:
+        statement = (
+            Text("ok", style="green")
+            if task.statement
+            else Text(f"missing: {task.statement_missing}", style="yellow")
+        )
+        table.add_row(
+            task.id,
+            f"#{task.issue}",
+            Text(task.title),
+            task.fix_commit[:9],
+            f"{len(task.source_files)} src, {len(task.test_files)} test",
+            str(len(task.added_tests)),
+            statement,
+            status_of(task, config),
+        )
+    return table
+
+
+def funnel_table(taskset: TaskSet) -> Table:
+    table = Table(title="left out", title_justify="left")
+    table.add_column("reason", style="bold")
+    table.add_column("changes", justify="right")
+    table.add_column("meaning", style="dim")
+    for reason, count in taskset.funnel().items():
+        if count:
+            table.add_row(reason, str(count), REASON_TEXT[Reason(reason)])
+    table.add_row("kept as tasks", str(len(taskset.tasks)), "", style="green")
+    return table
+
+
+def task_panel(task: Task, config: Config) -> Panel:
+    facts = Table.grid(padding=(0, 2))
+    facts.add_column(style="bold")
+    facts.add_column()
+    facts.add_row(
+        "issue",
+        f"#{task.issue}"
+        + (f" (named as #{task.reference.number})" if task.reference.number != task.issue else ""),
+    )
+    facts.add_row("fix", f"{task.fix_commit}  {task.date:%Y-%m-%d}")
+    facts.add_row("base", task.base_commit)
+    facts.add_row("source files", Text(", ".join(task.source_files)))
+    facts.add_row("test files", Text(", ".join(task.test_files)))
+    facts.add_row("tests added", Text(", ".join(task.added_tests)))
+    facts.add_row("status", status_of(task, config))
+    statement = (
+        Text(task.statement)
+        if task.statement
+        else Text(f"No issue text: {task.statement_missing}", style="yellow")
+    )
+    body = Group(
+        facts, Text(""), Text("What the agents are told", style="bold underline"), statement
+    )
+    return Panel(body, title=Text(f"{task.id}: {task.title}"), title_align="left")

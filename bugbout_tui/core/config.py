@@ -1,0 +1,683 @@
+"""`bugbout.toml` as a validated model.
+
+Keys are written with dashes, as in `pyproject.toml`; in Python they are snake_case
+attributes. Unknown keys are errors everywhere except in an agent's table, where any
+extra key is an option for that agent's adapter. Loading reports every problem at once,
+each with the line to fix (see `config_errors`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+from collections.abc import Mapping
+from datetime import date, datetime
+from importlib.metadata import entry_points
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Literal, Self
+
+import tomlkit
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+from tomlkit.exceptions import ParseError, TOMLKitError
+
+from bugbout_tui.core.config_errors import (
+    ConfigError,
+    ConfigProblem,
+    Explain,
+    Loc,
+    config_error,
+    display_path,
+    problems_from,
+    raise_all,
+    redefinitions,
+    suggest,
+)
+from bugbout_tui.core.errors import UsageError
+
+__all__ = [
+    "AGENT_EXECUTABLES",
+    "BUILTIN_AGENTS",
+    "BUILTIN_OPTIONS",
+    "CONFIG_NAME",
+    "ENTRY_POINT_GROUP",
+    "AgentConfig",
+    "Assignment",
+    "Config",
+    "ConfigError",
+    "ConfigProblem",
+    "ContestantConfig",
+    "Decision",
+    "ExaminerConfig",
+    "JudgeConfig",
+    "Policy",
+    "ProjectConfig",
+    "RunConfig",
+    "Sandbox",
+    "TasksConfig",
+    "github_repo_from_url",
+    "guess_vendor",
+    "is_git_url",
+    "load_config",
+    "parse_config_text",
+    "parse_toml",
+    "read_config_text",
+    "validate_config",
+]
+
+CONFIG_NAME = "bugbout.toml"
+
+BUILTIN_AGENTS: tuple[str, ...] = (
+    "codex",
+    "claude-code",
+    "gemini-cli",
+    "mini-swe-agent",
+    "command",
+)
+AGENT_EXECUTABLES: dict[str, str] = {
+    "codex": "codex",
+    "claude-code": "claude",
+    "gemini-cli": "gemini",
+    "mini-swe-agent": "mini",
+}
+"""The program each built-in agent runs; `command` agents name their own."""
+
+ENTRY_POINT_GROUP = "bugbout.agents"
+
+BUILTIN_OPTIONS = frozenset(
+    {
+        "reasoning-effort",
+        "local-provider",
+        "effort",
+        "text-actions",
+        "step-limit",
+        "model-kwargs",
+        "command",
+        "env",
+        "state-dirs",
+        "sandboxed",
+    }
+)
+"""Options the built-in adapters read; used to catch `step_limit` written for `step-limit`."""
+
+Sandbox = Literal["auto", "bubblewrap", "seatbelt", "none"]
+Policy = Literal["majority", "unanimous", "strict", "cross-vendor"]
+Assignment = Literal["reproduce", "specify"]
+Decision = Literal["accepted", "excluded"]
+
+_AGENT_NICKNAMES = {
+    "claude": "claude-code",
+    "claude-cli": "claude-code",
+    "gemini": "gemini-cli",
+    "mini": "mini-swe-agent",
+    "mini-swe": "mini-swe-agent",
+    "swe-agent": "mini-swe-agent",
+    "codex-cli": "codex",
+}
+
+_VENDOR_BY_MODEL: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"claude|sonnet|opus|haiku"), "anthropic"),
+    (re.compile(r"gemini"), "google"),
+    (re.compile(r"qwen"), "alibaba"),
+    (re.compile(r"llama"), "meta"),
+    (re.compile(r"mistral|codestral|devstral"), "mistral"),
+    (re.compile(r"deepseek"), "deepseek"),
+    (re.compile(r"gpt|codex|(?:^|[/:])o[134](?:$|[-_.:])"), "openai"),
+)
+_VENDOR_BY_AGENT = {"codex": "openai", "claude-code": "anthropic", "gemini-cli": "google"}
+
+_GIT_URL = re.compile(r"^(?:https?|ssh|git|file)://|^[\w.-]+@[\w.-]+:")
+_GITHUB_URL = re.compile(
+    r"^(?:https?://(?:[^@/]+@)?github\.com/|git@github\.com:|ssh://git@github\.com(?::\d+)?/"
+    r"|git://github\.com/)(?P<repo>[A-Za-z0-9-]+/[A-Za-z0-9._-]+?)(?:\.git)?/?$"
+)
+_GITHUB_REPO = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?/[A-Za-z0-9._-]+$")
+_PYTHON_VERSION = re.compile(r"^3\.\d{1,2}$")
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def _dashed(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def is_git_url(value: str) -> bool:
+    """Whether `repository` names something to clone rather than a directory."""
+    return bool(_GIT_URL.match(value))
+
+
+def github_repo_from_url(url: str) -> str | None:
+    """`owner/name` from a GitHub clone URL (https, scp-like or ssh), else None."""
+    match = _GITHUB_URL.match(url.strip())
+    return match.group("repo") if match else None
+
+
+def guess_vendor(agent: str, model: str | None) -> str:
+    """Who made the model, which the `cross-vendor` policy needs to tell authors apart.
+
+    The model name decides when it names a known family (a LiteLLM prefix such as
+    `ollama/` is looked through); otherwise the agent type, whose default model is its
+    maker's; otherwise "unknown".
+    """
+    if model:
+        lowered = model.lower()
+        for pattern, vendor in _VENDOR_BY_MODEL:
+            if pattern.search(lowered):
+                return vendor
+    return _VENDOR_BY_AGENT.get(agent, "unknown")
+
+
+def _registered_agents() -> set[str]:
+    return set(entry_points(group=ENTRY_POINT_GROUP).names)
+
+
+def _misspelled_agent(agent: str) -> str | None:
+    """The built-in meant by a name that is clearly a slip, or None for a plausible adapter.
+
+    Names an installed package registers are never slips. Anything else that is not close
+    to a built-in is left to the adapter registry, which can list what is installed.
+    """
+    if agent in BUILTIN_AGENTS:
+        return None
+    folded = agent.strip().lower().replace("_", "-")
+    guess = _AGENT_NICKNAMES.get(folded) or (folded if folded in BUILTIN_AGENTS else None)
+    guess = guess or suggest(folded, BUILTIN_AGENTS, cutoff=0.8)
+    if guess is None or agent in _registered_agents():
+        return None
+    return guess
+
+
+class _Section(BaseModel):
+    """A table of bugbout.toml: strict types, dashed keys, nothing unknown."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        alias_generator=_dashed,
+        validate_by_alias=True,
+        validate_by_name=False,
+        serialize_by_alias=True,
+    )
+
+
+def _root(info: ValidationInfo) -> Path | None:
+    """The directory of bugbout.toml, when the caller gave one for checking paths."""
+    context = info.context
+    if isinstance(context, Mapping):
+        root = context.get("root")
+        if isinstance(root, Path):
+            return root
+    return None
+
+
+def _relative_dir(value: str, what: str) -> str:
+    path = PurePosixPath(value.strip())
+    if not value.strip() or path.is_absolute() or ".." in path.parts:
+        raise config_error(f"must be a directory inside the repository, e.g. {what}")
+    return str(path)
+
+
+class ProjectConfig(_Section):
+    """`[project]`: the code under test and how its tests run."""
+
+    source: Annotated[
+        str,
+        Explain(
+            invalid='must be the package directory in quotes, e.g. "src/mypkg"',
+            missing='name the package directory, relative to the repository root, e.g. "src/mypkg"',
+        ),
+    ]
+    tests: str = "tests"
+    repository: str = "."
+    github: Annotated[
+        str | None, Explain(invalid='must be a GitHub repository in quotes, e.g. "owner/name"')
+    ] = None
+    python: Annotated[
+        str | None, Explain(invalid='must be a Python version in quotes, e.g. "3.12"')
+    ] = None
+    test_dependencies: list[str] = Field(default_factory=lambda: ["pytest"])
+    pytest_args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    install_project: bool = True
+    interpreter: str | None = None
+    issues_file: str | None = None
+
+    @field_validator("source")
+    @classmethod
+    def _source_is_relative(cls, value: str) -> str:
+        normalised = _relative_dir(value, '"src/mypkg"')
+        if normalised == ".":
+            raise config_error('must name the package directory itself, e.g. "src/mypkg"')
+        return normalised
+
+    @field_validator("tests")
+    @classmethod
+    def _tests_is_relative(cls, value: str) -> str:
+        return _relative_dir(value, '"tests"')
+
+    @field_validator("github")
+    @classmethod
+    def _github_shape(cls, value: str | None) -> str | None:
+        if value is None or _GITHUB_REPO.match(value):
+            return value
+        from_url = github_repo_from_url(value)
+        raise config_error(
+            'must be a GitHub repository as owner/name, e.g. "psf/requests"',
+            suggestion=from_url,
+        )
+
+    @field_validator("python")
+    @classmethod
+    def _python_shape(cls, value: str | None) -> str | None:
+        if value is None or _PYTHON_VERSION.match(value):
+            return value
+        raise config_error('must be a Python 3 version as major.minor, e.g. "3.12"')
+
+    @field_validator("repository", "interpreter", "issues_file")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise config_error("must not be empty")
+        return value
+
+    @model_validator(mode="after")
+    def _paths_exist(self, info: ValidationInfo) -> Self:
+        """Check the paths a run will need, so a typo surfaces now and with its line."""
+        root = _root(info)
+        if root is None:
+            return self
+        errors: list[tuple[Loc, PydanticCustomError]] = []
+        repository = self.repository_dir(root)
+        if repository is not None:
+            if not repository.is_dir():
+                errors.append((("repository",), config_error(f"no directory at {repository}")))
+            elif not (repository / self.source).is_dir():
+                errors.append(
+                    (("source",), config_error(f"no directory '{self.source}' in {repository}"))
+                )
+        if self.interpreter is not None:
+            interpreter = _resolve(root, self.interpreter)
+            if not interpreter.is_file():
+                errors.append((("interpreter",), config_error(f"no Python at {interpreter}")))
+        if self.issues_file is not None:
+            issues = _resolve(root, self.issues_file)
+            if not issues.is_file():
+                errors.append((("issues-file",), config_error(f"no file at {issues}")))
+        raise_all(type(self).__name__, errors)
+        return self
+
+    @property
+    def repository_is_url(self) -> bool:
+        return is_git_url(self.repository)
+
+    def repository_dir(self, root: Path) -> Path | None:
+        """The repository's directory, or None when it is a URL still to be cloned."""
+        return None if self.repository_is_url else _resolve(root, self.repository)
+
+    def python_version(self) -> str:
+        """The configured version, else the running interpreter's, as `3.X`."""
+        return self.python or f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+class TasksConfig(_Section):
+    """`[tasks]`: which fixes become tasks, and a person's decisions about them."""
+
+    since: Annotated[date | None, Explain(invalid='must be a date such as "2023-01-01"')] = None
+    limit: Annotated[int, Field(ge=1), Explain(invalid="must be a whole number, at least 1")] = 20
+    max_source_files: Annotated[
+        int, Field(ge=1), Explain(invalid="must be a whole number, at least 1")
+    ] = 2
+    include: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
+    require_review: bool = False
+
+    @field_validator("since", mode="before")
+    @classmethod
+    def _parse_since(cls, value: object) -> object:
+        if isinstance(value, datetime):
+            raise config_error("must be a date without a time, e.g. 2023-01-01")
+        if isinstance(value, str):
+            if not _ISO_DATE.match(value):
+                raise config_error('must be a date such as "2023-01-01"')
+            try:
+                return date.fromisoformat(value)
+            except ValueError:
+                raise config_error(f"'{value}' is not a date in the calendar") from None
+        return value
+
+    @model_validator(mode="after")
+    def _decided_once(self) -> Self:
+        included = set(self.include)
+        errors: list[tuple[Loc, PydanticCustomError]] = [
+            (
+                ("exclude", index),
+                config_error(f"task '{task}' is both included and excluded; keep it in one list"),
+            )
+            for index, task in enumerate(self.exclude)
+            if task in included
+        ]
+        raise_all(type(self).__name__, errors)
+        return self
+
+    def decision(self, task_id: str) -> Decision | None:
+        if task_id in self.include:
+            return "accepted"
+        if task_id in self.exclude:
+            return "excluded"
+        return None
+
+    def is_raceable(self, task_id: str) -> bool:
+        """Excluded tasks never race; under `require-review` only accepted ones do."""
+        decision = self.decision(task_id)
+        if decision == "excluded":
+            return False
+        return decision == "accepted" or not self.require_review
+
+
+class RunConfig(_Section):
+    """`[run]`: confinement, time limits and how many runs share a quota."""
+
+    sandbox: Sandbox = "auto"
+    timeout: Annotated[
+        int, Field(gt=0), Explain(invalid="must be a positive whole number of seconds")
+    ] = 1800
+    test_timeout: Annotated[
+        int, Field(gt=0), Explain(invalid="must be a positive whole number of seconds")
+    ] = 600
+    quotas: Annotated[
+        dict[str, Annotated[int, Field(ge=1)]],
+        Explain(invalid="must be a whole number of runs at once, at least 1"),
+    ] = Field(default_factory=dict)
+
+    def capacity(self, quota: str) -> int:
+        """How many runs on `quota` may go at once; one unless raised."""
+        return self.quotas.get(quota, 1)
+
+
+class JudgeConfig(_Section):
+    """`[judge]`: the rule that picks one patch per bug."""
+
+    policy: Policy = "majority"
+    run_suite: bool = True
+
+
+class AgentConfig(_Section):
+    """One agent with one model. Keys it does not know are options for its adapter."""
+
+    model_config = ConfigDict(extra="allow")
+
+    agent: Annotated[str, Field(min_length=1)]
+    model: str | None = None
+    name: Annotated[
+        str,
+        Field(min_length=1),
+        Explain(missing="a command agent has no type to be named after; give it a name"),
+    ]
+    vendor: Annotated[str, Field(min_length=1)]
+    quota: Annotated[str, Field(min_length=1)]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_defaults(cls, data: Any) -> Any:
+        """Name, vendor and quota follow from agent and model unless given."""
+        if not isinstance(data, dict) or not isinstance(data.get("agent"), str):
+            return data
+        filled = dict(data)
+        agent = filled["agent"]
+        model = filled.get("model") if isinstance(filled.get("model"), str) else None
+        filled.setdefault("quota", agent)
+        filled.setdefault("vendor", guess_vendor(agent, model))
+        if agent != "command":
+            filled.setdefault("name", f"{agent}/{model}" if model else agent)
+        return filled
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        raise_all(type(self).__name__, self._problems())
+        return self
+
+    def _problems(self) -> list[tuple[Loc, PydanticCustomError]]:
+        errors: list[tuple[Loc, PydanticCustomError]] = []
+        meant = _misspelled_agent(self.agent)
+        if meant is not None:
+            errors.append(
+                (("agent",), config_error(f"'{self.agent}' is not an agent", suggestion=meant))
+            )
+        if self.agent == "mini-swe-agent" and self.model is None:
+            errors.append(
+                (
+                    ("model",),
+                    config_error(
+                        'mini-swe-agent needs a LiteLLM model, e.g. "ollama/qwen3-coder:30b"',
+                        kind="missing-key",
+                    ),
+                )
+            )
+        if self.agent == "command":
+            errors.extend(self._command_problems())
+        known = BUILTIN_OPTIONS | {
+            info.alias or name for name, info in type(self).model_fields.items()
+        }
+        fields = set(type(self).model_fields) | {"assignment"}
+        for key in self.options:
+            meant = _dashed(key) if _dashed(key) in known and key != _dashed(key) else None
+            if meant is None and key not in known:
+                # An adapter may define any option, but one a letter away from a key
+                # every agent has is that key mistyped, and would silently not apply.
+                close = difflib.get_close_matches(key, sorted(fields), n=1, cutoff=0.8)
+                meant = close[0] if close and close[0] != key else None
+            if meant is not None:
+                errors.append(((key,), config_error("", kind="unknown-key", suggestion=meant)))
+        return errors
+
+    def _command_problems(self) -> list[tuple[Loc, PydanticCustomError]]:
+        command = self.options.get("command")
+        if command is None:
+            return [
+                (
+                    ("command",),
+                    config_error(
+                        "a command agent needs its command line as a list, "
+                        'e.g. ["my-agent", "{prompt_file}"]',
+                        kind="missing-key",
+                    ),
+                )
+            ]
+        if (
+            not isinstance(command, list)
+            or not command
+            or not all(isinstance(part, str) and part for part in command)
+        ):
+            return [
+                (
+                    ("command",),
+                    config_error(
+                        'must be a non-empty list of strings, e.g. ["my-agent", "{prompt_file}"]'
+                    ),
+                )
+            ]
+        return []
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """Adapter options: every key of the table this model does not define."""
+        return dict(self.model_extra or {})
+
+
+class ContestantConfig(AgentConfig):
+    """A `[[contestants]]` entry: an agent that tries to fix each bug."""
+
+    def _problems(self) -> list[tuple[Loc, PydanticCustomError]]:
+        errors = super()._problems()
+        if "assignment" in self.options:
+            errors.append(
+                (
+                    ("assignment",),
+                    config_error(
+                        "only [[examiners]] have an assignment; move this agent there "
+                        "or remove the key"
+                    ),
+                )
+            )
+        return errors
+
+
+class ExaminerConfig(AgentConfig):
+    """An `[[examiners]]` entry: an agent that writes tests from the issue, fixing nothing."""
+
+    assignment: Assignment = "reproduce"
+
+
+class Config(_Section):
+    """The whole of bugbout.toml."""
+
+    project: ProjectConfig
+    tasks: TasksConfig = Field(default_factory=lambda: TasksConfig.model_validate({}))
+    run: RunConfig = Field(default_factory=lambda: RunConfig.model_validate({}))
+    judge: JudgeConfig = Field(default_factory=lambda: JudgeConfig.model_validate({}))
+    contestants: Annotated[
+        list[ContestantConfig],
+        Explain(invalid="must be an array of tables: write each one as [[contestants]]"),
+    ] = Field(default_factory=list)
+    examiners: Annotated[
+        list[ExaminerConfig],
+        Explain(invalid="must be an array of tables: write each one as [[examiners]]"),
+    ] = Field(default_factory=list)
+
+    _file: Path | None = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _project_table(cls, data: Any) -> Any:
+        """A missing `[project]` is reported as its one required key, which says more."""
+        if isinstance(data, dict) and "project" not in data:
+            return {**data, "project": {}}
+        return data
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> Self:
+        errors: list[tuple[Loc, PydanticCustomError]] = []
+        seen: dict[str, str] = {}
+        for table, agents in (("contestants", self.contestants), ("examiners", self.examiners)):
+            agents_seq: list[AgentConfig] = list(agents)
+            for index, agent in enumerate(agents_seq):
+                where = f"[[{table}]] #{index + 1}"
+                if agent.name in seen:
+                    errors.append(
+                        (
+                            (table, index, "name"),
+                            config_error(
+                                f"'{agent.name}' is already the name of {seen[agent.name]}; "
+                                "give each agent its own name"
+                            ),
+                        )
+                    )
+                else:
+                    seen[agent.name] = where
+        raise_all(type(self).__name__, errors)
+        return self
+
+    @classmethod
+    def load(cls, path: Path) -> Config:
+        return load_config(path)
+
+    @property
+    def file(self) -> Path | None:
+        """The bugbout.toml this was loaded from, if any."""
+        return self._file
+
+    @property
+    def root(self) -> Path:
+        """The directory relative paths in the file are resolved against."""
+        return self._file.parent if self._file is not None else Path.cwd()
+
+    def resolve(self, relative: str) -> Path:
+        """A path from the file (interpreter, issues-file, repository) made absolute."""
+        return _resolve(self.root, relative)
+
+    @property
+    def agents(self) -> list[AgentConfig]:
+        """Contestants then examiners: everyone whose tests take part in cross-examination."""
+        return [*self.contestants, *self.examiners]
+
+
+def _resolve(root: Path, relative: str) -> Path:
+    path = Path(relative).expanduser()
+    return path if path.is_absolute() else root / path
+
+
+def parse_toml(text: str, file: Path) -> tomlkit.TOMLDocument:
+    """Parse with tomlkit, turning a syntax error into a problem with its line and column."""
+    try:
+        return tomlkit.parse(text)
+    except TOMLKitError as exc:
+        raise ConfigError([_syntax_problem(exc, text, file)]) from None
+
+
+def _syntax_problem(exc: TOMLKitError, text: str, file: Path) -> ConfigProblem:
+    message = re.sub(r" at line \d+ col \d+$", "", str(exc))
+    message = message.replace("Unexpected character: '\\x00'", "unexpected end of file")
+    message = re.sub(r'^Key "(.*)" already exists\.$', r"'\1' is defined twice", message)
+    message = message[:1].lower() + message[1:]
+    if not isinstance(exc, ParseError):
+        # tomlkit does not place every repeated key; the scanner can.
+        repeats = redefinitions(text)
+        line = repeats[0][1] if repeats else 1
+        return ConfigProblem(file=file, line=line, key="", kind="syntax", message=message)
+    lines = text.splitlines()
+    source_line = lines[exc.line - 1] if 0 < exc.line <= len(lines) else ""
+    before, after = source_line[: exc.col], source_line[exc.col :]
+    bare = re.match(r"[A-Za-z][\w.-]*", after)
+    if bare and "=" in before and message.startswith("unexpected character"):
+        message += f'; text goes in quotes, e.g. "{bare.group()}"'
+    return ConfigProblem(
+        file=file, line=exc.line, column=exc.col + 1, key="", kind="syntax", message=message
+    )
+
+
+def validate_config(data: Mapping[str, Any], *, file: Path, text: str) -> Config:
+    """Validate parsed data, checking paths against the file's directory.
+
+    `text` is the source the data came from; it is only read to find each problem's line.
+    """
+    try:
+        config = Config.model_validate(dict(data), context={"root": file.absolute().parent})
+    except ValidationError as exc:
+        raise ConfigError(problems_from(exc, root=Config, file=file, text=text)) from None
+    config._file = file
+    return config
+
+
+def parse_config_text(text: str, file: Path) -> Config:
+    """The config held in `text`, as if read from `file`."""
+    return validate_config(parse_toml(text, file).unwrap(), file=file, text=text)
+
+
+def read_config_text(file: Path) -> str:
+    try:
+        return file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(
+            f"no {CONFIG_NAME} at {display_path(file)}",
+            hint="Run `bugbout init` in your repository to write one.",
+        ) from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{display_path(file)} is not UTF-8 text") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {display_path(file)}: {exc.strerror}") from None
+
+
+def load_config(path: Path) -> Config:
+    """Read and validate bugbout.toml; `path` may be the file or the directory holding it."""
+    file = path / CONFIG_NAME if path.is_dir() else path
+    return parse_config_text(read_config_text(file), file)

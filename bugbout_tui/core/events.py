@@ -1,0 +1,151 @@
+"""What the engine says while it works.
+
+Every watcher (the live CLI display, the TUI, `--watch` tailing the journal, tests)
+reads the same typed events, so none of them needs to know how the engine is built.
+Events are small and flat: they describe what happened, the store holds the results.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+Stage = Literal["mine", "ground-truth", "race", "examine", "judge", "score", "report"]
+STAGES: tuple[Stage, ...] = ("mine", "ground-truth", "race", "examine", "judge", "score", "report")
+
+AttemptStatus = Literal["finished", "no-change", "timeout", "crashed", "quota", "skipped"]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class BaseEvent(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    at: datetime = Field(default_factory=_now)
+
+
+class BoutStarted(BaseEvent):
+    type: Literal["bout-started"] = "bout-started"
+    project: str
+    stages: list[Stage]
+    pid: int
+
+
+class BoutFinished(BaseEvent):
+    type: Literal["bout-finished"] = "bout-finished"
+    outcome: Literal["done", "stopped", "failed"]
+    message: str | None = None
+
+
+class StageStarted(BaseEvent):
+    type: Literal["stage-started"] = "stage-started"
+    stage: Stage
+    total: int | None = None
+    """How many units of work the stage has (tasks, attempts), when known."""
+
+
+class StageProgress(BaseEvent):
+    type: Literal["stage-progress"] = "stage-progress"
+    stage: Stage
+    done: int
+    total: int
+    detail: str | None = None
+
+
+class StageFinished(BaseEvent):
+    type: Literal["stage-finished"] = "stage-finished"
+    stage: Stage
+    summary: str
+
+
+class AttemptQueued(BaseEvent):
+    type: Literal["attempt-queued"] = "attempt-queued"
+    attempt: str
+    """`<task>/<contestant>`: unique within a bout."""
+    task: str
+    contestant: str
+    role: Literal["contestant", "examiner"]
+    quota: str
+
+
+class AttemptStarted(BaseEvent):
+    type: Literal["attempt-started"] = "attempt-started"
+    attempt: str
+    logdir: str
+
+
+class AttemptOutput(BaseEvent):
+    type: Literal["attempt-output"] = "attempt-output"
+    attempt: str
+    stream: Literal["stdout", "stderr"]
+    line: str
+    skipped: int = 0
+    """Lines dropped before this one by the rate limit; the log file has them all."""
+
+
+class AttemptFinished(BaseEvent):
+    type: Literal["attempt-finished"] = "attempt-finished"
+    attempt: str
+    status: AttemptStatus
+    seconds: float
+    detail: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class QuotaParked(BaseEvent):
+    type: Literal["quota-parked"] = "quota-parked"
+    quota: str
+    message: str
+
+
+class TestRunStarted(BaseEvent):
+    type: Literal["test-run-started"] = "test-run-started"
+    task: str
+    label: str
+    """Which tree: `base`, `fix`, `fix (2nd run)`, a patch's contestant name, ..."""
+
+
+class TestRunFinished(BaseEvent):
+    type: Literal["test-run-finished"] = "test-run-finished"
+    task: str
+    label: str
+    passed: int
+    failed: int
+    seconds: float
+    error: str | None = None
+
+
+class ErrorRaised(BaseEvent):
+    type: Literal["error"] = "error"
+    message: str
+    task: str | None = None
+
+
+Event = Annotated[
+    BoutStarted
+    | BoutFinished
+    | StageStarted
+    | StageProgress
+    | StageFinished
+    | AttemptQueued
+    | AttemptStarted
+    | AttemptOutput
+    | AttemptFinished
+    | QuotaParked
+    | TestRunStarted
+    | TestRunFinished
+    | ErrorRaised,
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def parse_event(line: str | bytes) -> Event:
+    """One journal line back into its event."""
+    return EVENT_ADAPTER.validate_json(line)

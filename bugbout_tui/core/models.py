@@ -1,0 +1,146 @@
+"""Records kept in the `.bugbout/` store.
+
+Every record carries a `schema_version` so a newer bugbout can refuse, by name, a file it
+does not understand instead of misreading it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+
+SCHEMA_VERSION = 1
+
+
+class Record(BaseModel):
+    """Base of every stored file: strict about unknown fields, versioned."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+
+
+class Reason(StrEnum):
+    """Why an examined change did not become a task. The vocabulary is fixed."""
+
+    NOT_A_FIX = "not-a-fix"
+    NO_ISSUE = "no-issue"
+    TOO_MANY_SOURCE_FILES = "too-many-source-files"
+    NO_SOURCE_CHANGE = "no-source-change"
+    NO_TEST_ADDED = "no-test-added"
+    DUPLICATE_ISSUE = "duplicate-issue"
+    BEFORE_SINCE = "before-since"
+    OVER_LIMIT = "over-limit"
+
+
+class IssueRef(BaseModel):
+    """An issue or pull request a change names.
+
+    `repo` is `owner/name` when the reference names another repository
+    (`owner/repo#45`, a URL); None means the project's own repository.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    repo: str | None = None
+    kind: str = "unknown"
+    """`issue`, `pull` when the text says so (a URL), else `unknown`."""
+
+
+class Exclusion(BaseModel):
+    """One examined change that was left out, with its single reason."""
+
+    commit: str
+    title: str
+    reason: Reason
+
+
+class Task(BaseModel):
+    """A bug the maintainers fixed with a new test: the unit every agent races on."""
+
+    id: str
+    """`<package>-<issue number>`: readable and stable across runs."""
+    issue: int
+    """The issue whose text the agents are given (a PR's closed issue when resolved)."""
+    reference: IssueRef
+    """What the change itself named; may be the pull request rather than the issue."""
+    title: str
+    fix_commit: str
+    base_commit: str
+    """The fix's first parent: the code the agents start from."""
+    date: datetime
+    source_files: list[str]
+    test_files: list[str]
+    added_tests: list[str]
+    """Names of the test functions the fix added (`test_x`, `TestY::test_z`)."""
+    test_data_files: list[str] = Field(default_factory=list)
+    """Non-Python files the fix changed among the tests (fixtures, sample data)."""
+    statement: str | None = None
+    """The issue text with fix descriptions removed; None when it could not be read."""
+    statement_missing: str | None = None
+    """Why `statement` is None (offline, not found, rate limited, ...)."""
+    statement_note: str | None = None
+    """How the text was chosen when that took a decision (a PR's own text, several issues)."""
+
+
+class TaskSet(Record):
+    """`tasks.json`: the mined tasks and the funnel of everything left out."""
+
+    mined_at: datetime
+    head: str
+    """The commit at the tip of the mined branch, so a rerun can tell if history moved."""
+    fingerprint: str
+    """A hash of the settings that shaped the result; a change to them means mining again."""
+    issue_source: str
+    """Where the statements came from, in words (an API URL, an issues file)."""
+    examined: int
+    tasks: list[Task] = Field(default_factory=list)
+    excluded: list[Exclusion] = Field(default_factory=list)
+
+    def funnel(self) -> dict[str, int]:
+        """How many changes were left out for each reason, in vocabulary order."""
+        counts = {reason.value: 0 for reason in Reason}
+        for item in self.excluded:
+            counts[item.reason.value] += 1
+        return counts
+
+
+class Oracle(BaseModel):
+    """A task's ground truth from the maintainers' own tests, as SWE-bench defines it."""
+
+    fail_to_pass: list[str] = Field(default_factory=list)
+    """Fail (or error) on the base with the fix's tests installed, pass on the fix."""
+    pass_to_pass: list[str] = Field(default_factory=list)
+    """Pass on both sides: a correct patch must keep them passing."""
+    unstable: list[str] = Field(default_factory=list)
+    """Gave different outcomes in the two runs on the fix; set aside."""
+    scored: bool
+    reason: str | None = None
+    """Why the task is not scored (no fail-to-pass test, tests that cannot run)."""
+
+
+class OracleSet(Record):
+    """`oracles.json`: task id → oracle, beside the schema version."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    oracles: dict[str, Oracle] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nest(cls, data: Any) -> Any:
+        """Read the flat on-disk shape `{"schema_version": 1, "<task>": {...}}`."""
+        if isinstance(data, dict) and "oracles" not in data:
+            rest = {k: v for k, v in data.items() if k != "schema_version"}
+            return {"schema_version": data.get("schema_version", SCHEMA_VERSION), "oracles": rest}
+        return data
+
+    @model_serializer(mode="plain")
+    def _flatten(self) -> dict[str, Any]:
+        flat: dict[str, Any] = {"schema_version": self.schema_version}
+        flat.update({task: oracle.model_dump() for task, oracle in self.oracles.items()})
+        return flat

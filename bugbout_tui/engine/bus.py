@@ -1,0 +1,84 @@
+"""Delivering events: to in-process subscribers, and to the journal other processes tail."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+from bugbout_tui.core.events import AttemptOutput, BaseEvent
+
+Subscriber = Callable[[BaseEvent], None]
+
+
+class EventBus:
+    """Fan-out of events, with output lines thinned per attempt.
+
+    An agent can print thousands of lines a second; every line is in its log file, so
+    the bus passes on at most `lines_per_second` per attempt and keeps the newest
+    skipped line for the next slot, which keeps "last line" displays truthful.
+    """
+
+    def __init__(self, journal: Path | None = None, *, lines_per_second: float = 20.0) -> None:
+        self._subscribers: list[Subscriber] = []
+        self._journal: IO[str] | None = None
+        if journal is not None:
+            journal.parent.mkdir(parents=True, exist_ok=True)
+            self._journal = journal.open("w", encoding="utf-8")
+        self._interval = 1.0 / lines_per_second
+        self._last_sent: dict[str, float] = {}
+        self._held: dict[str, AttemptOutput] = {}
+        self._skipped: dict[str, int] = {}
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Add a subscriber; returns the function that removes it."""
+        self._subscribers.append(subscriber)
+        return lambda: self._subscribers.remove(subscriber)
+
+    def emit(self, event: BaseEvent) -> None:
+        if isinstance(event, AttemptOutput):
+            self._output(event)
+            return
+        self._deliver(event)
+
+    def flush_output(self, attempt: str) -> None:
+        """Send the newest held line of an attempt, e.g. just before it finishes."""
+        held = self._held.pop(attempt, None)
+        if held is not None:
+            skipped = self._skipped.pop(attempt, 0)
+            self._deliver(held.model_copy(update={"skipped": max(skipped - 1, 0)}))
+            self._last_sent[attempt] = time.monotonic()
+
+    def flush_due(self) -> None:
+        """Send held lines whose slot has come; the engine calls this on a timer so a
+        burst followed by silence still shows its last line."""
+        now = time.monotonic()
+        for attempt in list(self._held):
+            if now - self._last_sent.get(attempt, 0.0) >= self._interval:
+                self.flush_output(attempt)
+
+    def close(self) -> None:
+        for attempt in list(self._held):
+            self.flush_output(attempt)
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+
+    def _output(self, event: AttemptOutput) -> None:
+        now = time.monotonic()
+        if now - self._last_sent.get(event.attempt, 0.0) >= self._interval:
+            skipped = self._skipped.pop(event.attempt, 0)
+            self._held.pop(event.attempt, None)
+            self._last_sent[event.attempt] = now
+            self._deliver(event.model_copy(update={"skipped": skipped}) if skipped else event)
+        else:
+            self._held[event.attempt] = event
+            self._skipped[event.attempt] = self._skipped.get(event.attempt, 0) + 1
+
+    def _deliver(self, event: BaseEvent) -> None:
+        if self._journal is not None:
+            self._journal.write(event.model_dump_json() + "\n")
+            self._journal.flush()
+        for subscriber in list(self._subscribers):
+            subscriber(event)

@@ -1,0 +1,178 @@
+"""The view of a bout that every display renders, folded from events.
+
+`BoutState.apply` is the only way the state changes, so the live CLI display, the TUI
+and a `--watch` that replays the journal all show the same thing for the same events.
+It mutates in place because a chatty race sends thousands of events a second.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from bugbout_tui.core.events import (
+    AttemptFinished,
+    AttemptOutput,
+    AttemptQueued,
+    AttemptStarted,
+    AttemptStatus,
+    BaseEvent,
+    BoutFinished,
+    BoutStarted,
+    ErrorRaised,
+    QuotaParked,
+    Stage,
+    StageFinished,
+    StageProgress,
+    StageStarted,
+    TestRunFinished,
+    TestRunStarted,
+)
+
+AttemptPhase = Literal["queued", "running"] | AttemptStatus
+
+
+@dataclass
+class AttemptView:
+    attempt: str
+    task: str
+    contestant: str
+    role: str
+    quota: str
+    phase: AttemptPhase = "queued"
+    started_at: datetime | None = None
+    seconds: float | None = None
+    last_line: str = ""
+    lines: int = 0
+    detail: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    logdir: str | None = None
+
+
+@dataclass
+class LaneView:
+    quota: str
+    queued: list[str] = field(default_factory=list)
+    running: list[str] = field(default_factory=list)
+    finished: list[str] = field(default_factory=list)
+    parked: str | None = None
+    """The usage-limit message that stopped this lane, if one did."""
+
+
+@dataclass
+class StageView:
+    stage: Stage
+    state: Literal["running", "done"] = "running"
+    done: int = 0
+    total: int | None = None
+    detail: str | None = None
+    summary: str | None = None
+
+
+@dataclass
+class BoutState:
+    project: str = ""
+    pid: int | None = None
+    planned: list[Stage] = field(default_factory=list)
+    stages: dict[Stage, StageView] = field(default_factory=dict)
+    current: Stage | None = None
+    attempts: dict[str, AttemptView] = field(default_factory=dict)
+    lanes: dict[str, LaneView] = field(default_factory=dict)
+    test_runs_running: dict[str, str] = field(default_factory=dict)
+    test_runs_done: int = 0
+    errors: list[str] = field(default_factory=list)
+    outcome: str | None = None
+    message: str | None = None
+    events: int = 0
+
+    def apply(self, event: BaseEvent) -> None:
+        self.events += 1
+        match event:
+            case AttemptOutput():
+                view = self.attempts.get(event.attempt)
+                if view is not None:
+                    view.last_line = event.line
+                    view.lines += 1 + event.skipped
+            case AttemptQueued():
+                self.attempts[event.attempt] = AttemptView(
+                    attempt=event.attempt,
+                    task=event.task,
+                    contestant=event.contestant,
+                    role=event.role,
+                    quota=event.quota,
+                )
+                self._lane(event.quota).queued.append(event.attempt)
+            case AttemptStarted():
+                view = self.attempts[event.attempt]
+                view.phase = "running"
+                view.started_at = event.at
+                view.logdir = event.logdir
+                lane = self._lane(view.quota)
+                _discard(lane.queued, event.attempt)
+                lane.running.append(event.attempt)
+            case AttemptFinished():
+                view = self.attempts[event.attempt]
+                view.phase = event.status
+                view.seconds = event.seconds
+                view.detail = event.detail
+                view.input_tokens = event.input_tokens
+                view.output_tokens = event.output_tokens
+                lane = self._lane(view.quota)
+                _discard(lane.queued, event.attempt)
+                _discard(lane.running, event.attempt)
+                lane.finished.append(event.attempt)
+            case QuotaParked():
+                self._lane(event.quota).parked = event.message
+            case TestRunStarted():
+                self.test_runs_running[f"{event.task}/{event.label}"] = event.label
+            case TestRunFinished():
+                self.test_runs_running.pop(f"{event.task}/{event.label}", None)
+                self.test_runs_done += 1
+            case StageStarted():
+                self.current = event.stage
+                self.stages[event.stage] = StageView(stage=event.stage, total=event.total)
+            case StageProgress():
+                view_stage = self.stages.setdefault(event.stage, StageView(stage=event.stage))
+                view_stage.done = event.done
+                view_stage.total = event.total
+                view_stage.detail = event.detail
+            case StageFinished():
+                view_stage = self.stages.setdefault(event.stage, StageView(stage=event.stage))
+                view_stage.state = "done"
+                view_stage.summary = event.summary
+                if self.current == event.stage:
+                    self.current = None
+            case BoutStarted():
+                self.project = event.project
+                self.pid = event.pid
+                self.planned = list(event.stages)
+                self.outcome = None
+            case BoutFinished():
+                self.outcome = event.outcome
+                self.message = event.message
+                self.current = None
+            case ErrorRaised():
+                self.errors.append(
+                    event.message if event.task is None else f"{event.task}: {event.message}"
+                )
+
+    def _lane(self, quota: str) -> LaneView:
+        lane = self.lanes.get(quota)
+        if lane is None:
+            lane = self.lanes[quota] = LaneView(quota=quota)
+        return lane
+
+    @property
+    def finished_attempts(self) -> int:
+        return sum(len(lane.finished) for lane in self.lanes.values())
+
+    @property
+    def queued_attempts(self) -> int:
+        return sum(len(lane.queued) for lane in self.lanes.values())
+
+
+def _discard(items: list[str], item: str) -> None:
+    if item in items:
+        items.remove(item)

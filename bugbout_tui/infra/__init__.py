@@ -1,0 +1,1 @@
+"""Adapters to the outside world: git, GitHub, uv, the sandbox, subprocesses and pytest."""

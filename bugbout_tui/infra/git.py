@@ -1,0 +1,351 @@
+"""Git plumbing: every call to git goes through here, so every call behaves the same.
+
+git is run with a fixed environment: English messages (`LC_ALL=C`) so that failures can
+be recognised, no pager, and no prompt (`GIT_TERMINAL_PROMPT=0`, SSH in batch mode), so a
+clone that needs a password fails with a message instead of hanging a bout. Variables
+that would point git at another repository (`GIT_DIR`, set when bugbout runs inside a git
+hook) are dropped, so `-C <repo>` always means what it says.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from pathlib import Path
+
+from bugbout_tui.core.errors import BugboutError, ToolMissingError, UsageError
+from bugbout_tui.core.paths import bugbout_home
+
+log = logging.getLogger(__name__)
+
+_INSTALL_HINT = (
+    "Install git with your package manager, e.g. `apt-get install git` or `brew install git`."
+)
+
+_REPOSITORY_VARIABLES = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+)
+
+_OBJECT_HEADER = re.compile(rb"^[0-9a-f]{40,64} ([a-z]+) ([0-9]+)$")
+_URL_CREDENTIALS = re.compile(r"(https?://)[^/@\s]+@")
+_URL = re.compile(r"^(?:(?:https?|git|file|(?:git\+)?ssh)://\S+|[\w.-]+@[\w.-]+:\S+)$")
+
+
+class GitError(BugboutError):
+    """git itself failed; the message carries git's own explanation."""
+
+    def __init__(self, message: str, *, stderr: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.stderr = stderr
+
+
+class EmptyRepositoryError(BugboutError):
+    """The repository has no commit yet, so there is no history to read.
+
+    A separate type so that a caller who prefers to show "nothing mined" can catch it.
+    """
+
+
+def git_env() -> dict[str, str]:
+    """The environment every git process gets (see the module docstring for why)."""
+    env = {k: v for k, v in os.environ.items() if k not in _REPOSITORY_VARIABLES}
+    env.update(LC_ALL="C", LANGUAGE="C", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
+    if "GIT_SSH_COMMAND" not in env and "GIT_SSH" not in env:
+        env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes"
+    return env
+
+
+def git_argv(repo: Path | None, *args: str, config: Mapping[str, str] | None = None) -> list[str]:
+    """The full command line for `git <args>` in `repo`, with one-off `-c` settings."""
+    argv = ["git", "--no-pager"]
+    if repo is not None:
+        argv += ["-C", str(repo)]
+    for key, value in (config or {}).items():
+        argv += ["-c", f"{key}={value}"]
+    argv += args
+    return argv
+
+
+def _describe(argv: Sequence[str]) -> str:
+    words = [a for a in argv[1:] if a != "--no-pager"]
+    while words and words[0] in ("-C", "-c"):
+        words = words[2:]
+    return "git " + (words[0] if words else "")
+
+
+def _failure(argv: Sequence[str], stderr: bytes, repo: Path | None) -> GitError:
+    text = stderr.decode("utf-8", "replace").strip()
+    where = f" in {repo}" if repo is not None else ""
+    hint = None
+    if "diff-merges" in text:
+        hint = "bugbout needs git 2.31 or newer."
+    return GitError(
+        f"{_describe(argv)} failed{where}: {text or 'no message'}", stderr=text, hint=hint
+    )
+
+
+def run_git(
+    repo: Path | None,
+    *args: str,
+    config: Mapping[str, str] | None = None,
+    input: bytes | None = None,
+) -> bytes:
+    """Run git to completion and return its standard output; failures raise `GitError`."""
+    argv = git_argv(repo, *args, config=config)
+    try:
+        proc = subprocess.run(
+            argv,
+            input=input,
+            stdin=subprocess.DEVNULL if input is None else None,
+            capture_output=True,
+            env=git_env(),
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise ToolMissingError("git is not installed.", hint=_INSTALL_HINT) from exc
+    if proc.returncode != 0:
+        raise _failure(argv, proc.stderr, repo)
+    return proc.stdout
+
+
+def _git_text(repo: Path | None, *args: str) -> str:
+    return run_git(repo, *args).decode("utf-8", "replace").strip()
+
+
+def _git_ok(repo: Path, *args: str) -> str | None:
+    """Output of a query whose failure only means "no" (an absent ref, say)."""
+    try:
+        return _git_text(repo, *args)
+    except GitError:
+        return None
+
+
+def stream_git(
+    repo: Path, *args: str, config: Mapping[str, str] | None = None
+) -> Generator[bytes, None, None]:
+    """Yield git's output line by line while it runs, never holding all of it.
+
+    A consumer that stops early must `close()` the generator: the process is then
+    killed, and nothing is raised. A process that ends on its own with an error raises
+    `GitError` once its output is exhausted.
+    """
+    argv = git_argv(repo, *args, config=config)
+    with tempfile.TemporaryFile() as errors:
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                env=git_env(),
+                bufsize=1 << 16,
+            )
+        except FileNotFoundError as exc:
+            raise ToolMissingError("git is not installed.", hint=_INSTALL_HINT) from exc
+        assert proc.stdout is not None
+        finished = False
+        try:
+            yield from proc.stdout
+            finished = True
+        finally:
+            if not finished:
+                proc.kill()
+            proc.stdout.close()
+            returncode = proc.wait()
+        if returncode != 0:
+            errors.seek(0)
+            raise _failure(argv, errors.read(), repo)
+
+
+def is_git_url(spec: str) -> bool:
+    """Whether `project.repository` names something to clone rather than a local path."""
+    return _URL.match(spec.strip()) is not None
+
+
+def open_repository(spec: str, config_dir: Path) -> Path:
+    """The local repository to read: the path given, or a cached clone of the URL given.
+
+    A URL is cloned once into `BUGBOUT_HOME/repos` and fetched on later runs. The clone
+    is full: mining reads every blob of the test files along the history, and a partial
+    clone would fetch them one by one over the network.
+    """
+    spec = spec.strip()
+    if is_git_url(spec):
+        return _clone_or_fetch(spec)
+    path = (config_dir / Path(spec).expanduser()).resolve()
+    hint = (
+        "Set project.repository in bugbout.toml to a git checkout (a path relative to "
+        "bugbout.toml) or a git URL to clone."
+    )
+    if not path.exists():
+        raise UsageError(f"The repository {spec!r} does not exist (looked at {path}).", hint=hint)
+    if not path.is_dir():
+        raise UsageError(f"The repository {spec!r} is not a directory ({path}).", hint=hint)
+    try:
+        bare = _git_text(path, "rev-parse", "--is-bare-repository")
+    except GitError as exc:
+        if "not a git repository" in exc.stderr:
+            raise UsageError(f"{path} is not a git repository.", hint=hint) from exc
+        raise
+    if bare == "true":
+        return Path(_git_text(path, "rev-parse", "--absolute-git-dir"))
+    return Path(_git_text(path, "rev-parse", "--show-toplevel"))
+
+
+def clone_dir(url: str) -> Path:
+    """Where the clone of `url` lives: readable, and unique per URL."""
+    normalized = url.strip().rstrip("/").removesuffix(".git")
+    name = re.split(r"[/:]", normalized)[-1]
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", name).strip("._") or "repository"
+    digest = hashlib.sha256(normalized.encode()).hexdigest()[:10]
+    return bugbout_home() / "repos" / f"{name}-{digest}"
+
+
+def _redacted(text: str) -> str:
+    """`text` with any password or token in a URL's user part hidden."""
+    return _URL_CREDENTIALS.sub(r"\1***@", text)
+
+
+def _clone_or_fetch(url: str) -> Path:
+    dest = clone_dir(url)
+    git_dir = _git_ok(dest, "rev-parse", "--absolute-git-dir") if dest.is_dir() else None
+    if git_dir is not None and Path(git_dir) == (dest / ".git").resolve():
+        try:
+            run_git(dest, "fetch", "--quiet", "--prune", "origin")
+            run_git(dest, "remote", "set-head", "origin", "--auto")
+        except GitError as exc:
+            log.warning(
+                "Could not update the clone of %s, using it as it is: %s",
+                _redacted(url),
+                _redacted(exc.stderr),
+            )
+        return dest
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}."))
+    try:
+        try:
+            run_git(None, "clone", "--quiet", "--no-checkout", "--", url, str(staging))
+        except GitError as exc:
+            stderr = _redacted(exc.stderr)
+            raise GitError(
+                f"Could not clone {_redacted(url)}: {stderr}",
+                stderr=stderr,
+                hint="Check the URL and that you can read it. bugbout never asks for a "
+                "password: use a credential helper, a token in the URL, or an SSH key.",
+            ) from exc
+        try:
+            staging.rename(dest)
+        except OSError:
+            if not dest.is_dir():  # not a concurrent run's finished clone: a real failure
+                raise
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    return dest
+
+
+def has_commits(repo: Path) -> bool:
+    """Whether any ref in the repository points at a commit."""
+    return bool(_git_text(repo, "rev-list", "-n", "1", "--all"))
+
+
+def _empty(repo: Path) -> EmptyRepositoryError:
+    return EmptyRepositoryError(
+        f"The repository {repo} has no commits yet, so there is no history to mine.",
+        hint="Commit your work first, or point project.repository at another repository.",
+    )
+
+
+def _commit_of(repo: Path, ref: str) -> str | None:
+    return _git_ok(
+        repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"
+    )
+
+
+def default_branch(repo: Path) -> str:
+    """The full name of the branch whose history is mined, found rather than assumed.
+
+    A clone's `origin/HEAD` names the upstream default branch and follows every fetch
+    (a clone's local branch does not). Without it, the branch the user has checked out
+    is the one they work on; a detached HEAD falls back to `main`, then `master`.
+    """
+    candidates = [_git_ok(repo, "symbolic-ref", "--quiet", "refs/remotes/origin/HEAD")]
+    candidates.append(_git_ok(repo, "symbolic-ref", "--quiet", "HEAD"))
+    candidates += ["refs/heads/main", "refs/heads/master"]
+    for ref in candidates:
+        if ref and _commit_of(repo, ref) is not None:
+            return ref
+    if not has_commits(repo):
+        raise _empty(repo)
+    raise BugboutError(
+        f"Cannot tell which branch of {repo} to mine: HEAD is detached and there is no "
+        "main or master branch.",
+        hint="Check out the branch whose history should be mined.",
+    )
+
+
+def head_commit(repo: Path, ref: str) -> str:
+    """The full sha `ref` points at now."""
+    sha = _commit_of(repo, ref)
+    if sha is not None:
+        return sha
+    if not has_commits(repo):
+        raise _empty(repo)
+    raise BugboutError(f"{ref!r} does not name a commit in {repo}.")
+
+
+def ensure_full_history(repo: Path) -> None:
+    """Refuse a shallow clone: mining on a cut history would silently miss most fixes."""
+    if _git_text(repo, "rev-parse", "--is-shallow-repository") == "true":
+        raise BugboutError(
+            f"{repo} is a shallow clone: mining needs the whole history of the branch.",
+            hint=f"Fetch it with `git -C {repo} fetch --unshallow`, or clone without --depth.",
+        )
+
+
+def read_files(repo: Path, commit: str, paths: Iterable[str]) -> dict[str, bytes | None]:
+    """The content of each path at `commit`, None where the commit has no such file.
+
+    One `git cat-file --batch` answers every path, so reading the dozen files of a task
+    costs one process.
+    """
+    wanted = list(dict.fromkeys(paths))
+    if not wanted:
+        return {}
+    if any("\n" in p for p in wanted):
+        raise BugboutError("A path with a newline in its name cannot be read from git history.")
+    request = "".join(f"{commit}:{p}\n" for p in wanted).encode()
+    out = run_git(repo, "cat-file", "--batch", input=request)
+    found: dict[str, bytes | None] = {}
+    pos = 0
+    for path in wanted:
+        end = out.index(b"\n", pos)
+        header = _OBJECT_HEADER.match(out[pos:end])
+        pos = end + 1
+        if header is None:  # "<commit>:<path> missing", or ambiguous
+            found[path] = None
+            continue
+        size = int(header[2])
+        found[path] = out[pos : pos + size] if header[1] == b"blob" else None
+        pos += size + 1
+    return found
+
+
+def read_file(repo: Path, commit: str, path: str) -> bytes | None:
+    """The content of one file at `commit`, None when the commit has no such file."""
+    return read_files(repo, commit, [path])[path]

@@ -1,0 +1,57 @@
+"""Ground truth: which of the maintainers' tests define "fixed" for a task.
+
+The definitions are SWE-bench's, so numbers compare: a test is fail-to-pass when it
+fails (or errors) on the base with the fix's tests installed and passes on the fix;
+pass-to-pass when it passes on both. The fix is run twice and any test whose outcome
+differs between those runs is set aside as unstable, because a flaky test would score
+a correct patch as wrong at random.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from bugbout_tui.core.models import Oracle
+
+PASSING = frozenset({"passed", "xfailed"})
+FAILING = frozenset({"failed", "error"})
+
+
+def compute_oracle(
+    base: Mapping[str, str],
+    fix_first: Mapping[str, str],
+    fix_second: Mapping[str, str],
+) -> Oracle:
+    """Classify every test seen on the fix from three runs' outcomes (node id → outcome).
+
+    A test the base run never reported (its module could not even be collected, or the
+    whole run died) counts as failing there: on the unfixed code it did not pass.
+    """
+    fail_to_pass: list[str] = []
+    pass_to_pass: list[str] = []
+    unstable: list[str] = []
+    for test in sorted(set(fix_first) | set(fix_second)):
+        first, second = fix_first.get(test), fix_second.get(test)
+        if first != second:
+            unstable.append(test)
+            continue
+        if first not in PASSING:
+            continue
+        before = base.get(test, "error")
+        if before in FAILING:
+            fail_to_pass.append(test)
+        elif before in PASSING:
+            pass_to_pass.append(test)
+    if fail_to_pass:
+        return Oracle(
+            fail_to_pass=fail_to_pass, pass_to_pass=pass_to_pass, unstable=unstable, scored=True
+        )
+    reason = "no test fails before the fix and passes after it"
+    if unstable:
+        reason += f" ({len(unstable)} unstable test{'s' if len(unstable) > 1 else ''} set aside)"
+    return Oracle(pass_to_pass=pass_to_pass, unstable=unstable, scored=False, reason=reason)
+
+
+def unrunnable(reason: str) -> Oracle:
+    """The oracle of a task whose tests cannot run at all; the reason says why."""
+    return Oracle(scored=False, reason=reason)

@@ -1,0 +1,1 @@
+"""The Textual app, `bugbout-tui`: the only part of the package that imports textual."""

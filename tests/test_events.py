@@ -1,0 +1,84 @@
+"""Events: the journal round-trips, output is thinned per attempt, the state folds them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bugbout_tui.core.events import (
+    AttemptFinished,
+    AttemptOutput,
+    AttemptQueued,
+    AttemptStarted,
+    BaseEvent,
+    QuotaParked,
+    StageFinished,
+    StageStarted,
+    parse_event,
+)
+from bugbout_tui.engine.bus import EventBus
+from bugbout_tui.engine.state import BoutState
+
+
+def test_journal_lines_parse_back_into_the_same_events(tmp_path: Path) -> None:
+    journal = tmp_path / "events.jsonl"
+    bus = EventBus(journal)
+    sent: list[BaseEvent] = [
+        StageStarted(stage="race", total=2),
+        AttemptQueued(
+            attempt="p-1/codex", task="p-1", contestant="codex", role="contestant", quota="codex"
+        ),
+        AttemptFinished(attempt="p-1/codex", status="quota", seconds=1.5, detail="limit"),
+    ]
+    for event in sent:
+        bus.emit(event)
+    bus.close()
+    assert [parse_event(line) for line in journal.read_text().splitlines()] == sent
+
+
+def test_output_is_thinned_but_the_newest_line_survives() -> None:
+    bus = EventBus(lines_per_second=1)
+    got: list[BaseEvent] = []
+    bus.subscribe(got.append)
+    for n in range(1000):
+        bus.emit(AttemptOutput(attempt="a", stream="stdout", line=f"line {n}"))
+    bus.flush_output("a")
+    lines = [e for e in got if isinstance(e, AttemptOutput)]
+    assert len(lines) == 2
+    assert lines[0].line == "line 0"
+    assert lines[-1].line == "line 999"
+    assert lines[-1].skipped == 998
+
+
+def test_unsubscribe_stops_delivery() -> None:
+    bus = EventBus()
+    got: list[BaseEvent] = []
+    stop = bus.subscribe(got.append)
+    bus.emit(StageStarted(stage="mine"))
+    stop()
+    bus.emit(StageFinished(stage="mine", summary="3 tasks"))
+    assert len(got) == 1
+
+
+def test_state_follows_an_attempt_through_its_lane() -> None:
+    state = BoutState()
+    state.apply(StageStarted(stage="race", total=1))
+    state.apply(
+        AttemptQueued(
+            attempt="p-1/hasty", task="p-1", contestant="hasty", role="contestant", quota="demo"
+        )
+    )
+    lane = state.lanes["demo"]
+    assert lane.queued == ["p-1/hasty"]
+    state.apply(AttemptStarted(attempt="p-1/hasty", logdir="/tmp/x"))
+    assert lane.running == ["p-1/hasty"] and lane.queued == []
+    state.apply(AttemptOutput(attempt="p-1/hasty", stream="stdout", line="editing", skipped=4))
+    assert state.attempts["p-1/hasty"].last_line == "editing"
+    assert state.attempts["p-1/hasty"].lines == 5
+    state.apply(QuotaParked(quota="demo", message="usage limit"))
+    state.apply(AttemptFinished(attempt="p-1/hasty", status="quota", seconds=2.0))
+    assert lane.finished == ["p-1/hasty"] and lane.running == []
+    assert lane.parked == "usage limit"
+    assert state.attempts["p-1/hasty"].phase == "quota"
+    state.apply(StageFinished(stage="race", summary="1 attempt"))
+    assert state.stages["race"].state == "done" and state.current is None
+    assert state.events == 7
