@@ -13,6 +13,6 @@ stderr = Console(stderr=True, highlight=False)
 
 def print_error(exc: BugboutError) -> None:
     """One clear message, then the hint if there is one; never a traceback."""
-    stderr.print(Text("error: ", style="bold red") + Text(exc.message))
+    stderr.print(Text("error: ", style="bold red") + Text(exc.message), soft_wrap=True)
     if exc.hint:
-        stderr.print(Text(exc.hint, style="dim"))
+        stderr.print(Text(exc.hint, style="dim"), soft_wrap=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
@@ -144,3 +144,57 @@ class OracleSet(Record):
         flat: dict[str, Any] = {"schema_version": self.schema_version}
         flat.update({task: oracle.model_dump() for task, oracle in self.oracles.items()})
         return flat
+
+
+CellOutcome = Literal["passed", "failed", "error", "skipped", "xfailed", "uncollected"]
+"""A test's outcome on one tree. `uncollected`: its module could not even be imported,
+which says nothing about the behaviour the test checks."""
+
+AuthorKind = Literal["contestant", "examiner", "suite"]
+
+
+class Cell(BaseModel):
+    """One test of one author on one tree."""
+
+    outcome: CellOutcome
+    message: str | None = None
+
+
+class Author(BaseModel):
+    """Whoever wrote a set of tests: a contestant, an examiner, or the repository."""
+
+    name: str
+    kind: AuthorKind
+    vendor: str | None = None
+    tests: list[str] = Field(default_factory=list)
+    """The author's test ids, as the author wrote them (`tests/test_x.py::test_y`)."""
+
+
+class TreeRun(BaseModel):
+    """Every author's tests on one tree (the base, or base + one patch's source)."""
+
+    tree: str
+    """`base`, or the contestant whose patch was applied."""
+    error: str | None = None
+    """The run as a whole failed (patch did not apply, pytest crashed, timeout)."""
+    cells: dict[str, dict[str, Cell]] = Field(default_factory=dict)
+    """author → test id → cell."""
+
+
+class PatchFacts(BaseModel):
+    """What the judge needs to know about a patch besides the matrix."""
+
+    contestant: str
+    vendor: str
+    source_size: int
+    """Changed lines in the source part: the judge's late tie-break favours small fixes."""
+
+
+class Matrix(Record):
+    """`matrices/<task>.json`: every author's tests on the base and on every patch."""
+
+    task: str
+    authors: list[Author] = Field(default_factory=list)
+    patches: list[PatchFacts] = Field(default_factory=list)
+    trees: dict[str, TreeRun] = Field(default_factory=dict)
+    """`base` and one per patch, keyed by `TreeRun.tree`."""

@@ -1,0 +1,156 @@
+"""The `bugbout` command as a user meets it: real processes, exit codes, messages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from gitrepo import GitRepo
+from projects import write_config, write_issues
+
+OPS = "def mean(xs):\n    return sum(xs) / len(xs)\n"
+OPS_FIXED = "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n"
+
+
+def bugbout(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bugbout_tui", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={"BUGBOUT_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home)},
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path / "proj")
+    repo.commit(
+        "Initial version",
+        files={
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": OPS,
+            "tests/test_ops.py": "def test_nothing():\n    pass\n",
+        },
+    )
+    repo.commit(
+        "Fix crash in mean on an empty list (#3)",
+        files={
+            "src/calc/ops.py": OPS_FIXED,
+            "tests/test_mean.py": "from calc.ops import mean\n\n\ndef test_empty():\n"
+            "    assert mean([]) == 0.0\n",
+        },
+    )
+    repo.commit("Add docs", files={"README.md": "calc\n"})
+    return repo
+
+
+def test_init_writes_a_config_that_the_other_commands_accept(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    result = bugbout("init", cwd=project.root, home=tmp_path / "home")
+    assert result.returncode == 0, result.stderr
+    assert 'source = "src/calc"' in (project.root / "bugbout.toml").read_text()
+    listed = bugbout("tasks", "--json", cwd=project.root, home=tmp_path / "home")
+    assert listed.returncode == 0, listed.stderr
+    data = json.loads(listed.stdout)
+    assert [task["id"] for task in data["tasks"]] == ["calc-3"]
+    # no GitHub remote and no issues file: the statement is missing, and says why
+    assert data["tasks"][0]["statement"] is None
+
+
+def test_init_never_overwrites_without_force(project: GitRepo, tmp_path: Path) -> None:
+    (project.root / "bugbout.toml").write_text("# mine\n")
+    result = bugbout("init", cwd=project.root, home=tmp_path / "home")
+    assert result.returncode == 2
+    assert "--force" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert (project.root / "bugbout.toml").read_text() == "# mine\n"
+    forced = bugbout("init", "--force", cwd=project.root, home=tmp_path / "home")
+    assert forced.returncode == 0
+
+
+def test_tasks_json_is_exactly_the_documented_object(project: GitRepo, tmp_path: Path) -> None:
+    write_config(project.root, "calc")
+    write_issues(project.root, {3: ("mean() crashes on []", "It raises ZeroDivisionError.")})
+    result = bugbout("tasks", "--json", cwd=project.root, home=tmp_path / "home")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data) == {"examined", "tasks", "excluded"}
+    assert data["examined"] == 3
+    (task,) = data["tasks"]
+    assert set(task) == {
+        "id", "issue", "title", "fix_commit", "base_commit", "date",
+        "source_files", "test_files", "added_tests", "statement",
+    }  # fmt: skip
+    assert task["issue"] == 3
+    assert task["added_tests"] == ["test_empty"]
+    assert task["base_commit"] == project.head("HEAD~2")
+    assert task["statement"].startswith("# mean() crashes on []")
+    assert [item["reason"] for item in data["excluded"]] == ["not-a-fix", "not-a-fix"]
+
+
+def test_tasks_shows_the_table_the_funnel_and_one_task(project: GitRepo, tmp_path: Path) -> None:
+    write_config(project.root, "calc")
+    write_issues(project.root, {3: ("mean() crashes on []", "It raises ZeroDivisionError.")})
+    table = bugbout("tasks", cwd=project.root, home=tmp_path / "home")
+    assert table.returncode == 0, table.stderr
+    assert "calc-3" in table.stdout and "not-a-fix" in table.stdout
+    one = bugbout("tasks", "calc-3", cwd=project.root, home=tmp_path / "home")
+    assert "It raises ZeroDivisionError." in one.stdout
+    unknown = bugbout("tasks", "calc-99", cwd=project.root, home=tmp_path / "home")
+    assert unknown.returncode == 2
+    assert "no task 'calc-99'" in unknown.stderr
+
+
+def test_a_broken_config_names_file_line_and_key_with_exit_2(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    write_config(project.root, "calc", extra='\n[judge]\npolcy = "strict"\n')
+    result = bugbout("tasks", cwd=project.root, home=tmp_path / "home")
+    assert result.returncode == 2
+    assert "unknown key 'polcy' in [judge] at bugbout.toml:" in result.stderr
+    assert "did you mean 'policy'?" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_no_config_says_to_run_init(tmp_path: Path) -> None:
+    result = bugbout("tasks", cwd=tmp_path, home=tmp_path / "home")
+    assert result.returncode == 2
+    assert "bugbout init" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unknown_stage_is_a_usage_error(project: GitRepo, tmp_path: Path) -> None:
+    write_config(project.root, "calc")
+    result = bugbout("run", "--until", "lunch", cwd=project.root, home=tmp_path / "home")
+    assert result.returncode == 2
+    assert "invalid choice" in result.stderr
+
+
+def test_a_corrupt_store_file_is_named_and_kept(project: GitRepo, tmp_path: Path) -> None:
+    write_config(project.root, "calc")
+    write_issues(project.root, {})
+    store = project.root / ".bugbout"
+    store.mkdir()
+    (store / "tasks.json").write_text("{ torn")
+    result = bugbout("tasks", cwd=project.root, home=tmp_path / "home")
+    assert result.returncode == 1
+    assert "tasks.json is not valid JSON" in result.stderr
+    assert (store / "tasks.json").read_text() == "{ torn"
+
+
+def test_run_until_ground_truth_prints_progress_and_stores_oracles(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    write_config(project.root, "calc")
+    write_issues(project.root, {3: ("mean() crashes on []", "It raises ZeroDivisionError.")})
+    result = bugbout("run", "--until", "ground-truth", cwd=project.root, home=tmp_path / "home")
+    assert result.returncode == 0, result.stderr
+    assert "[ground-truth] 1 of 1 tasks scored" in result.stderr
+    oracles = json.loads((project.root / ".bugbout" / "oracles.json").read_text())
+    assert oracles["calc-3"]["fail_to_pass"] == ["tests/test_mean.py::test_empty"]

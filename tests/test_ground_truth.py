@@ -1,0 +1,208 @@
+"""Ground truth for real: real git, real pytest, the real sandbox, stored and resumed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from gitrepo import GitRepo
+from projects import write_config, write_issues
+
+from bugbout_tui.core.models import OracleSet
+from bugbout_tui.engine.bout import Bout
+
+OPS = "def div(a, b):\n    return a / b\n\n\ndef mean(xs):\n    return sum(xs) / len(xs)\n"
+OPS_FIXED = OPS.replace(
+    "    return sum(xs)", "    if not xs:\n        return 0.0\n    return sum(xs)"
+)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "home"
+    monkeypatch.setenv("BUGBOUT_HOME", str(path))
+    return path
+
+
+def _project(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path / "proj")
+    repo.commit(
+        "Initial version",
+        files={
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": OPS,
+            "tests/test_ops.py": "from calc.ops import div\n\n\ndef test_div():\n"
+            "    assert div(4, 2) == 2\n",
+        },
+    )
+    return repo
+
+
+TOKEN = "bugbout-ground-truth-stray-child"
+
+
+def _alive(token: str) -> bool:
+    """Whether a live (not zombie) process carries `token` in its command line."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if token.encode() not in (proc / "cmdline").read_bytes():
+                continue
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            return True
+    return False
+
+
+def _oracles(repo: GitRepo) -> dict[str, dict[str, object]]:
+    data = json.loads((repo.root / ".bugbout" / "oracles.json").read_text())
+    data.pop("schema_version")
+    return data
+
+
+def _run(repo: GitRepo) -> None:
+    Bout.load(repo.root).run(until="ground-truth")
+
+
+def test_fail_to_pass_pass_to_pass_on_a_plain_fix(tmp_path: Path, home: Path) -> None:
+    repo = _project(tmp_path)
+    repo.commit(
+        "Fix crash in mean on an empty list (#3)",
+        files={
+            "src/calc/ops.py": OPS_FIXED,
+            "tests/test_ops.py": "from calc.ops import div, mean\n\n\ndef test_div():\n"
+            "    assert div(4, 2) == 2\n\n\ndef test_mean_empty():\n    assert mean([]) == 0.0\n",
+        },
+    )
+    write_config(repo.root, "calc")
+    write_issues(repo.root, {3: ("mean() crashes on []", "ZeroDivisionError")})
+    _run(repo)
+    assert _oracles(repo) == {
+        "calc-3": {
+            "fail_to_pass": ["tests/test_ops.py::test_mean_empty"],
+            "pass_to_pass": ["tests/test_ops.py::test_div"],
+            "unstable": [],
+            "scored": True,
+            "reason": None,
+        }
+    }
+
+
+def test_a_test_importing_a_name_the_base_lacks_is_still_fail_to_pass(
+    tmp_path: Path, home: Path
+) -> None:
+    repo = _project(tmp_path)
+    repo.commit(
+        "Fix: median was missing for even lists (#8)",
+        files={
+            "src/calc/ops.py": OPS + "\n\ndef median(xs):\n    s = sorted(xs)\n    n = len(s)\n"
+            "    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2\n",
+            "tests/test_median.py": "from calc.ops import median\n\n\ndef test_even():\n"
+            "    assert median([1, 2, 3, 4]) == 2.5\n\n\ndef test_odd():\n"
+            "    assert median([3, 1, 2]) == 2\n",
+        },
+    )
+    write_config(repo.root, "calc")
+    write_issues(repo.root, {8: ("median missing", "no median")})
+    _run(repo)
+    oracle = _oracles(repo)["calc-8"]
+    assert oracle["fail_to_pass"] == [
+        "tests/test_median.py::test_even",
+        "tests/test_median.py::test_odd",
+    ]
+    assert oracle["scored"] is True
+
+
+def test_a_flaky_test_is_set_aside_as_unstable(tmp_path: Path, home: Path) -> None:
+    repo = _project(tmp_path)
+    # The flaky test alternates on a counter file kept in the tree it runs in, so the
+    # two runs on the fix disagree deterministically.
+    flaky = (
+        "from pathlib import Path\n\nfrom calc.ops import mean\n\n"
+        "COUNTER = Path(__file__).with_name('counter.txt')\n\n\n"
+        "def test_mean_empty():\n    assert mean([]) == 0.0\n\n\n"
+        "def test_flaky():\n"
+        "    n = int(COUNTER.read_text()) if COUNTER.exists() else 0\n"
+        "    COUNTER.write_text(str(n + 1))\n"
+        "    assert n % 2 == 0\n"
+    )
+    repo.commit(
+        "Fix crash in mean on an empty list (#3)",
+        files={"src/calc/ops.py": OPS_FIXED, "tests/test_mean.py": flaky},
+    )
+    write_config(repo.root, "calc")
+    write_issues(repo.root, {3: ("mean() crashes on []", "ZeroDivisionError")})
+    _run(repo)
+    oracle = _oracles(repo)["calc-3"]
+    assert oracle["unstable"] == ["tests/test_mean.py::test_flaky"]
+    assert oracle["fail_to_pass"] == ["tests/test_mean.py::test_mean_empty"]
+
+
+def test_a_hanging_test_times_out_and_the_task_says_why(tmp_path: Path, home: Path) -> None:
+    repo = _project(tmp_path)
+    hang = (
+        "import os, signal, subprocess, sys, time\n\nfrom calc.ops import mean\n\n\n"
+        "def test_mean_empty():\n"
+        "    subprocess.Popen([sys.executable, '-c', "
+        f"'import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)',"
+        f" '{TOKEN}'])\n"
+        "    time.sleep(600)\n"
+    )
+    repo.commit(
+        "Fix crash in mean on an empty list (#3)",
+        files={"src/calc/ops.py": OPS_FIXED, "tests/test_hang.py": hang},
+    )
+    write_config(repo.root, "calc", test_timeout=3)
+    write_issues(repo.root, {3: ("mean() crashes on []", "ZeroDivisionError")})
+    _run(repo)
+    oracle = _oracles(repo)["calc-3"]
+    assert oracle["scored"] is False
+    assert "could not run on the fix" in str(oracle["reason"])
+    assert "within 3 seconds" in str(oracle["reason"])
+    assert not _alive(TOKEN)
+
+
+def test_a_conftest_needing_a_missing_plugin_is_a_clear_reason(tmp_path: Path, home: Path) -> None:
+    repo = _project(tmp_path)
+    repo.commit(
+        "Fix crash in mean on an empty list (#3)",
+        files={
+            "src/calc/ops.py": OPS_FIXED,
+            "tests/conftest.py": 'pytest_plugins = ["bugbout_missing_plugin"]\n',
+            "tests/test_mean.py": "from calc.ops import mean\n\n\ndef test_mean_empty():\n"
+            "    assert mean([]) == 0.0\n",
+        },
+    )
+    write_config(repo.root, "calc")
+    write_issues(repo.root, {3: ("mean() crashes on []", "ZeroDivisionError")})
+    _run(repo)
+    oracle = _oracles(repo)["calc-3"]
+    assert oracle["scored"] is False
+    assert "bugbout_missing_plugin" in str(oracle["reason"])
+
+
+def test_stored_oracles_are_not_run_again(tmp_path: Path, home: Path) -> None:
+    repo = _project(tmp_path)
+    repo.commit(
+        "Fix crash in mean on an empty list (#3)",
+        files={
+            "src/calc/ops.py": OPS_FIXED,
+            "tests/test_mean.py": "from calc.ops import mean\n\n\ndef test_mean_empty():\n"
+            "    assert mean([]) == 0.0\n",
+        },
+    )
+    write_config(repo.root, "calc")
+    write_issues(repo.root, {3: ("mean() crashes on []", "ZeroDivisionError")})
+    _run(repo)
+    path = repo.root / ".bugbout" / "oracles.json"
+    stored = OracleSet.model_validate_json(path.read_text())
+    stored.oracles["calc-3"] = stored.oracles["calc-3"].model_copy(update={"reason": "kept"})
+    path.write_text(stored.model_dump_json())
+    _run(repo)
+    assert _oracles(repo)["calc-3"]["reason"] == "kept"
+    events = (repo.root / ".bugbout" / "events.jsonl").read_text()
+    assert "test-run-started" not in events
