@@ -1,0 +1,78 @@
+"""`bugbout doctor`: a table of checks and a verdict, or one JSON object for scripts."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from bugbout_tui.cli.output import stderr, stdout
+from bugbout_tui.engine.doctor import Check, DoctorReport, diagnose
+from bugbout_tui.engine.project import Project
+
+SYMBOLS = {
+    "ok": Text("✓", style="bold green"),
+    "warning": Text("!", style="bold yellow"),
+    "problem": Text("✗", style="bold red"),
+}
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "doctor",
+        help="check everything a bout needs, before any agent runs",
+        description="Check git, the repository, uv and Python, the sandbox, every agent's "
+        "program, where issue text comes from, and that the tests collect in the built "
+        "environment. Exits with 1 when something would stop a bout.",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    project = Project.load(args.project)
+    if args.json:
+        report = asyncio.run(diagnose(project))
+        print(json.dumps(report_json(report), indent=2))
+    else:
+        with stderr.status("checking…") as status:
+            report = asyncio.run(diagnose(project, progress=lambda say: status.update(f"{say}…")))
+        stdout.print(report_table(report))
+        stdout.print(verdict(report))
+    return 0 if report.ok else 1
+
+
+def report_json(report: DoctorReport) -> dict[str, Any]:
+    return {"ok": report.ok, "checks": [check.model_dump() for check in report.checks]}
+
+
+def report_table(report: DoctorReport) -> Table:
+    table = Table(title="bugbout doctor", title_justify="left")
+    table.add_column("", no_wrap=True)
+    table.add_column("check", style="bold", no_wrap=True)
+    table.add_column("detail", ratio=3, overflow="fold")
+    table.add_column("fix", style="dim", ratio=2, overflow="fold")
+    for check in report.checks:
+        table.add_row(*_row(check))
+    return table
+
+
+def _row(check: Check) -> tuple[Text, Text, Text, Text]:
+    # Details quote other programs' output, so they are never read as rich markup.
+    return SYMBOLS[check.status], Text(check.name), Text(check.detail), Text(check.fix or "")
+
+
+def verdict(report: DoctorReport) -> Text:
+    problems = len(report.problems)
+    warnings = len(report.warnings)
+    if problems:
+        noun = "problem stops" if problems == 1 else "problems stop"
+        return Text(f"{problems} {noun} a bout", style="bold red")
+    line = Text("ready: nothing stops a bout", style="bold green")
+    if warnings:
+        line.append(f" ({warnings} warning{'s' if warnings > 1 else ''} above)", style="yellow")
+    return line
