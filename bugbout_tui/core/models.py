@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
+from bugbout_tui.core.patch import Patch
+
 SCHEMA_VERSION = 1
 
 
@@ -198,3 +200,61 @@ class Matrix(Record):
     patches: list[PatchFacts] = Field(default_factory=list)
     trees: dict[str, TreeRun] = Field(default_factory=dict)
     """`base` and one per patch, keyed by `TreeRun.tree`."""
+
+
+class Tokens(BaseModel):
+    """Token usage as the agent reported it; None where it reports nothing."""
+
+    input: int | None = None
+    output: int | None = None
+    cached: int | None = None
+
+
+class Attempt(Record):
+    """`attempts/<task>/<contestant>.json`: one agent on one task, written when it ends."""
+
+    task: str
+    contestant: str
+    role: Literal["contestant", "examiner"] = "contestant"
+    status: Literal["finished", "no-change", "timeout", "crashed", "quota", "skipped"]
+    detail: str | None = None
+    """Why the attempt ended as it did (the usage-limit message, the skip reason, ...)."""
+    started_at: datetime
+    ended_at: datetime
+    seconds: float
+    exit_code: int | None = None
+    tokens: Tokens = Field(default_factory=Tokens)
+    cost_usd: float | None = None
+    summary: str | None = None
+    """The agent's closing message, capped; never trusted as evidence."""
+    patch: Patch = Field(default_factory=Patch)
+    logdir: str
+    prompt_file: str | None = None
+
+    @property
+    def scorable(self) -> bool:
+        """Whether the attempt counts in scores (a spent quota does not)."""
+        return self.status not in ("quota", "skipped")
+
+
+ResolutionStatus = Literal["resolved", "fixed-but-broke", "wrong-fix", "no-fix", "quota"]
+
+
+class Resolution(BaseModel):
+    """A patch scored by the maintainers' hidden tests."""
+
+    task: str
+    contestant: str
+    status: ResolutionStatus
+    fail_to_pass: dict[str, CellOutcome] = Field(default_factory=dict)
+    """Each fail-to-pass test's outcome on the patch."""
+    broken: list[str] = Field(default_factory=list)
+    """Pass-to-pass tests the patch made fail."""
+    detail: str | None = None
+
+
+class ResolutionSet(Record):
+    """`resolutions.json`: every patch's score, and every policy's pick scored."""
+
+    patches: dict[str, dict[str, Resolution]] = Field(default_factory=dict)
+    """task → contestant → resolution."""

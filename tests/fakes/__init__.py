@@ -1,0 +1,1 @@
+"""Strict stand-ins for the agent CLIs, and a runner that starts invocations as the engine does."""
