@@ -696,3 +696,46 @@ def test_keep_also_overrides_a_value_that_looks_like_a_credential() -> None:
 
     assert scrub_environment(env, keep=("OPENAI_BASE_URL",)) == env
     assert scrub_environment(env) == {}
+
+
+# --- hidden paths ----------------------------------------------------------------------
+
+READ_ANSWER = """
+import sys
+from pathlib import Path
+for name in sys.argv[1:]:
+    try:
+        print(name, Path(name).read_text().strip())
+    except OSError as error:
+        print(name, type(error).__name__)
+"""
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_hidden_paths_cannot_be_read_but_a_writable_path_inside_one_still_works(
+    kind: str, tmp_path: Path
+) -> None:
+    home = tmp_path / "bugbout-home"
+    answer = home / "trees" / "fix" / "answer.py"
+    answer.parent.mkdir(parents=True)
+    answer.write_text("the fix")
+    work = home / "work" / "attempt"
+    work.mkdir(parents=True)
+    (work / "mine.py").write_text("my copy")
+    confinement = Confinement(
+        writable=(work,),
+        env=_plain_env(),
+        hidden=(home / "trees", home / "work"),
+    )
+    result = _run(
+        _sandbox(kind),
+        [PYTHON, "-c", READ_ANSWER, str(answer), str(work / "mine.py")],
+        confinement,
+        work,
+    )
+    seen = dict(line.split(" ", 1) for line in result.stdout.splitlines())
+    assert seen[str(work / "mine.py")] == "my copy"
+    if kind == "none":
+        assert seen[str(answer)] == "the fix"
+    else:
+        assert seen[str(answer)] == "FileNotFoundError"

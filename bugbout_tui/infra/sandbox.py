@@ -119,18 +119,23 @@ class Confinement:
             them (its private `/tmp`, the masked credential stores). Everything else is
             readable anyway; the working directory and `BUGBOUT_HOME` are kept visible
             without being listed.
+        hidden: Paths the process must not read at all, masked like credential stores:
+            for an agent, the fix's pristine tree and the repository's history would give
+            the answer away. A writable path inside a hidden one stays usable.
     """
 
     writable: tuple[Path, ...]
     network: bool = False
     env: Mapping[str, str] = field(default_factory=dict)
     readable: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
 
     def __post_init__(self) -> None:
         # Callers build these from lists and configuration strings; freeze copies so a
         # later change to the caller's objects cannot widen a confinement already handed out.
         object.__setattr__(self, "writable", tuple(Path(p) for p in self.writable))
         object.__setattr__(self, "readable", tuple(Path(p) for p in self.readable))
+        object.__setattr__(self, "hidden", tuple(Path(p) for p in self.hidden))
         object.__setattr__(self, "env", dict(self.env))
 
 
@@ -248,7 +253,11 @@ class SeatbeltSandbox(Sandbox):
         temp += [
             _resolve(Path(v), workdir) for k in _TEMP_VARIABLES if (v := confinement.env.get(k))
         ]
-        stores = [s for s in _credential_paths(confinement.env) if not _inside_any(s, writable)]
+        stores = [
+            s
+            for s in [*_credential_paths(confinement.env), *_hidden_paths(confinement)]
+            if not _inside_any(s, writable)
+        ]
 
         lines = ["(version 1)", "(allow default)", "(deny file-write*)", "(allow file-write*"]
         lines += [f"    (subpath {_sbpl_string(str(p))})" for p in _unique([*temp, *writable])]
@@ -484,6 +493,10 @@ def _credential_paths(env: Mapping[str, str]) -> list[Path]:
     return _unique([*stores, *(Path(os.path.realpath(s)) for s in sockets)])
 
 
+def _hidden_paths(confinement: Confinement) -> list[Path]:
+    return [Path(os.path.realpath(path)) for path in confinement.hidden]
+
+
 def _bubblewrap_mounts(
     confinement: Confinement, workdir: Path, writable: list[Path], temp_roots: list[Path]
 ) -> list[str]:
@@ -494,7 +507,7 @@ def _bubblewrap_mounts(
     """
     candidates = [
         store
-        for store in _credential_paths(confinement.env)
+        for store in [*_credential_paths(confinement.env), *_hidden_paths(confinement)]
         if os.path.exists(store) and not _inside_any(store, writable)
     ]
     wanted = [*_existing(confinement.readable, workdir, "read"), workdir]

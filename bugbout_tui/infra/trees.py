@@ -14,11 +14,11 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Iterable
 from pathlib import Path
 
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.paths import bugbout_home
+from bugbout_tui.infra.git import git_env
 
 
 def repo_key(repo: Path) -> str:
@@ -45,6 +45,7 @@ def pristine_tree(repo: Path, commit: str, *, home: Path | None = None) -> Path:
             ["git", "-C", str(repo), "archive", "--format=tar", commit],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            env=_archive_env(),
         )
         assert archive.stdout is not None
         with tarfile.open(fileobj=archive.stdout, mode="r|") as tar:
@@ -64,22 +65,13 @@ def pristine_tree(repo: Path, commit: str, *, home: Path | None = None) -> Path:
     return target
 
 
+def _archive_env() -> dict[str, str]:
+    """git's environment without the user's config: autocrlf or filters there would
+    change the bytes of a tree every agent and test must see identically."""
+    return {**git_env(), "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
 def copy_tree(source: Path, destination: Path) -> Path:
     """A writable copy of a tree; symlinks are copied as links, never followed."""
     shutil.copytree(source, destination, symlinks=True)
     return destination
-
-
-def overlay_from_commit(repo: Path, commit: str, paths: Iterable[str], destination: Path) -> None:
-    """Make `paths` in `destination` what they are at `commit` (deleted there: removed)."""
-    for path in paths:
-        target = destination / path
-        shown = subprocess.run(
-            ["git", "-C", str(repo), "show", f"{commit}:{path}"],
-            capture_output=True,
-        )
-        if shown.returncode != 0:
-            target.unlink(missing_ok=True)
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(shown.stdout)
