@@ -59,6 +59,9 @@ class Session:
         options: The contestant's pass-through options from bugbout.toml, keys as written.
         test_command: The command that runs the project's tests in this checkout.
         base_env: The user's environment, unscrubbed: the adapter picks what to carry over.
+        hidden: Paths no confined part of the agent may read (the fix's pristine tree,
+            the repository's history); an adapter building its own `Confinement` for the
+            agent's commands passes them on.
     """
 
     prompt: str
@@ -70,6 +73,7 @@ class Session:
     options: Mapping[str, Any]
     test_command: str
     base_env: Mapping[str, str]
+    hidden: tuple[Path, ...] = ()
 
 
 @dataclass
@@ -189,6 +193,12 @@ class CodingAgent(ABC):
         return find_program(
             self.executable, what=f"the {self.harness} agent", hint=self.install_hint
         )
+
+    @property
+    def wants_sandbox(self) -> bool:
+        """Whether bugbout confines the agent's process; only a user can say no, and only
+        for agents that sandbox themselves (`sandboxed = false` on a command agent)."""
+        return True
 
     def version_argv(self) -> list[str]:
         """The command line that prints the program's version."""

@@ -77,6 +77,10 @@ class CommandAgent(CodingAgent):
         self.sandboxed = sandboxed
 
     @property
+    def wants_sandbox(self) -> bool:
+        return self.sandboxed
+
+    @property
     def program(self) -> str:
         """The program the command starts."""
         return self.template[0]

@@ -144,7 +144,10 @@ class MiniSweAgent(CodingAgent):
         command_env = scrub_environment(session.base_env)
         command_env["TMPDIR"] = str(scratch)
         confinement = Confinement(
-            writable=(session.workdir, scratch), network=False, env=command_env
+            writable=(session.workdir, scratch),
+            network=False,
+            env=command_env,
+            hidden=session.hidden,
         )
         sandboxed = session.sandbox.wrap(
             ["bash", "-c", PLACEHOLDER], confinement, cwd=session.workdir

@@ -26,11 +26,16 @@ def register(commands: Any) -> None:
         metavar="STAGE",
         help=f"stop after this stage ({', '.join(RUNNABLE_STAGES)})",
     )
+    parser.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="run again attempts that stopped on a usage limit, crashed or timed out",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    bout = Bout(Project.load(args.project))
+    bout = Bout(Project.load(args.project), retry_failed=args.retry_failed)
     display = LiveDisplay(stderr)
     bout.subscribe(display.on_event)
     with display:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
+from bugbout_tui.agents.base import CodingAgent
+from bugbout_tui.agents.registry import agent_from_config
 from bugbout_tui.core.errors import BugboutError, UsageError
 from bugbout_tui.core.events import (
     STAGES,
@@ -18,27 +21,41 @@ from bugbout_tui.core.events import (
     StageFinished,
     StageStarted,
 )
-from bugbout_tui.core.models import OracleSet, TaskSet
+from bugbout_tui.core.models import Attempt, OracleSet, Task, TaskSet
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.ground_truth import GroundTruth
 from bugbout_tui.engine.mining import mine_tasks
 from bugbout_tui.engine.project import Project
+from bugbout_tui.engine.race import Entrant, Race
 from bugbout_tui.infra.env import Environment, ensure_environment
 from bugbout_tui.infra.git import open_repository
 from bugbout_tui.infra.sandbox import Sandbox, select_sandbox
 
-RUNNABLE_STAGES: tuple[Stage, ...] = ("mine", "ground-truth")
+RUNNABLE_STAGES: tuple[Stage, ...] = ("mine", "ground-truth", "race")
 """The stages this version can run; `--until` accepts these."""
 
 
 class Bout:
     """One project's pipeline. Every stage reads what the last run stored and adds to it."""
 
-    def __init__(self, project: Project) -> None:
+    def __init__(
+        self,
+        project: Project,
+        *,
+        contestants: Sequence[CodingAgent] | None = None,
+        examiners: Sequence[Entrant] | None = None,
+        retry_failed: bool = False,
+    ) -> None:
+        """`contestants` (adapter objects) replace the config's; examiners likewise."""
         self.project = project
         self.bus = EventBus(project.store.events_path)
+        self.retry_failed = retry_failed
+        self._contestants = list(contestants) if contestants is not None else None
+        self._examiners = list(examiners) if examiners is not None else None
         self.taskset: TaskSet | None = None
         self.oracles: OracleSet | None = None
+        self.attempts: dict[str, list[Attempt]] = {}
+        self._repo: Path | None = None
         self._environment: Environment | None = None
         self._sandbox: Sandbox | None = None
 
@@ -84,23 +101,60 @@ class Bout:
         if stage == "mine":
             self.taskset = await asyncio.to_thread(mine_tasks, self.project)
         elif stage == "ground-truth":
-            assert self.taskset is not None
-            tasks = [t for t in self.taskset.tasks if self.project.config.tasks.is_raceable(t.id)]
             truth = GroundTruth(
+                self.project, self.repo(), await self.environment(), self.sandbox(), self.bus
+            )
+            self.oracles = await truth.run(self.raceable_tasks())
+        elif stage == "race":
+            race = Race(
                 self.project,
-                open_repository(self.project.config.project.repository, self.project.dir),
+                self.repo(),
                 await self.environment(),
                 self.sandbox(),
                 self.bus,
+                self.entrants(),
+                retry_failed=self.retry_failed,
             )
-            self.oracles = await truth.run(tasks)
+            self.attempts = await race.run(self.scored_tasks())
+
+    def raceable_tasks(self) -> list[Task]:
+        """Mined tasks a person has not excluded (and accepted, when review is required)."""
+        assert self.taskset is not None
+        return [t for t in self.taskset.tasks if self.project.config.tasks.is_raceable(t.id)]
+
+    def scored_tasks(self) -> list[Task]:
+        """Raceable tasks whose ground truth can score a patch."""
+        assert self.oracles is not None
+        oracles = self.oracles.oracles
+        return [t for t in self.raceable_tasks() if t.id in oracles and oracles[t.id].scored]
+
+    def entrants(self) -> list[Entrant]:
+        """The contestants and examiners, from the config unless given as objects."""
+        cfg = self.project.config
+        if self._contestants is not None:
+            contestants = [Entrant(agent) for agent in self._contestants]
+        else:
+            contestants = [Entrant(agent_from_config(c.model_dump())) for c in cfg.contestants]
+        if self._examiners is not None:
+            examiners = self._examiners
+        else:
+            examiners = [
+                Entrant(agent_from_config(e.model_dump()), "examiner", e.assignment)
+                for e in cfg.examiners
+            ]
+        return [*contestants, *examiners]
+
+    def repo(self) -> Path:
+        """The repository, opened (cloned or fetched) once per bout."""
+        if self._repo is None:
+            self._repo = open_repository(self.project.config.project.repository, self.project.dir)
+        return self._repo
 
     async def environment(self) -> Environment:
         if self._environment is None:
             cfg = self.project.config.project
-            repo = open_repository(cfg.repository, self.project.dir)
             self._environment = await ensure_environment(
-                repo,
+                self.repo(),
                 python=cfg.python_version(),
                 test_dependencies=cfg.test_dependencies,
                 install_project=cfg.install_project,
@@ -119,6 +173,11 @@ class Bout:
         if stage == "ground-truth" and self.oracles is not None:
             scored = sum(1 for o in self.oracles.oracles.values() if o.scored)
             return f"{scored} of {len(self.oracles.oracles)} tasks scored"
+        if stage == "race":
+            attempts = [a for group in self.attempts.values() for a in group]
+            counts = Counter(a.status for a in attempts)
+            shown = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+            return f"{len(attempts)} attempts ({shown or 'none'})"
         return "done"
 
 

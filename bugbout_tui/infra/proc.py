@@ -13,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import ctypes
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
@@ -258,6 +260,20 @@ def _open_sinks(
     return out, open_log(stderr_path)
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: be killed if bugbout itself dies, even by `kill -9`.
+
+    The group kill covers every ending bugbout sees; this covers the one it cannot, so
+    an agent never works on, spending quota, for a run that is gone.
+    """
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
 async def run_process(
     argv: Sequence[str],
     *,
@@ -302,6 +318,7 @@ async def run_process(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
         stack.callback(transport.close)
         proc = asyncio.subprocess.Process(transport, protocol, loop)

@@ -1,0 +1,341 @@
+"""The race: every entrant on every task, each in its own sandboxed, history-free copy.
+
+Attempts run in quota lanes (`engine.scheduler`); each one's record is written the
+moment it ends, so a run that is stopped, or killed, loses only what was in flight.
+What the agent says it did is kept as its summary; what counts is the disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import shutil
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+from urllib.parse import quote
+
+from bugbout_tui.agents.base import STDERR_LOG, STDOUT_LOG, CodingAgent, Session
+from bugbout_tui.core.errors import BugboutError
+from bugbout_tui.core.events import (
+    AttemptFinished,
+    AttemptOutput,
+    AttemptQueued,
+    AttemptStarted,
+    AttemptStatus,
+    ErrorRaised,
+    QuotaParked,
+)
+from bugbout_tui.core.models import Attempt, Task, Tokens
+from bugbout_tui.core.patch import Patch
+from bugbout_tui.core.paths import bugbout_home
+from bugbout_tui.engine.bus import EventBus
+from bugbout_tui.engine.ground_truth import import_paths
+from bugbout_tui.engine.project import Project
+from bugbout_tui.engine.scheduler import Job, QuotaParkedError, run_in_lanes
+from bugbout_tui.infra.env import Environment
+from bugbout_tui.infra.proc import run_process
+from bugbout_tui.infra.sandbox import Confinement, Sandbox
+from bugbout_tui.infra.trees import repo_key
+from bugbout_tui.infra.workcopy import harvest, prepare_working_copy
+from bugbout_tui.stages.prompts import Role, render_prompt
+
+SUMMARY_LIMIT = 4000
+RETRYABLE = frozenset({"quota", "crashed", "timeout"})
+"""Statuses `--retry-failed` runs again; finished attempts never run twice."""
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """An agent in the race, as a contestant (fixes) or an examiner (writes tests)."""
+
+    agent: CodingAgent
+    role: Literal["contestant", "examiner"] = "contestant"
+    assignment: Literal["reproduce", "specify"] = "reproduce"
+
+    @property
+    def prompt_role(self) -> Role:
+        return "contestant" if self.role == "contestant" else self.assignment
+
+
+def attempt_path(attempts_dir: Path, task: str, name: str) -> Path:
+    """Where an attempt's record lives; agent names may hold `/`, so they are quoted."""
+    return attempts_dir / task / f"{quote(name, safe='')}.json"
+
+
+def test_command(environment: Environment, source: str, tests: str) -> str:
+    """The command an agent can run in its checkout to run the project's tests."""
+    paths = [str(p) or "." for p in import_paths(Path(), source)]
+    return (
+        f"PYTHONPATH={':'.join(paths)} {environment.python} -m pytest -p no:cacheprovider {tests}"
+    )
+
+
+class Race:
+    """Runs the attempts a bout still needs and returns every stored attempt per task."""
+
+    def __init__(
+        self,
+        project: Project,
+        repo: Path,
+        environment: Environment,
+        sandbox: Sandbox,
+        bus: EventBus,
+        entrants: Sequence[Entrant],
+        *,
+        retry_failed: bool = False,
+    ) -> None:
+        self.project = project
+        self.repo = repo
+        self.environment = environment
+        self.sandbox = sandbox
+        self.bus = bus
+        self.entrants = list(entrants)
+        self.retry_failed = retry_failed
+        self.scratch = bugbout_home() / "attempts" / repo_key(repo)
+        self.hidden = (
+            bugbout_home() / "trees",
+            bugbout_home() / "repos",
+            bugbout_home() / "work",
+            self.scratch,
+            repo.resolve(),
+            project.dir.resolve(),
+        )
+        """What no agent may read: the fix's pristine trees, the history, the results,
+        other attempts. An attempt's own directories are writable, so they stay visible."""
+
+    async def run(self, tasks: Sequence[Task]) -> dict[str, list[Attempt]]:
+        jobs: list[Job] = []
+        waiting: dict[int, tuple[Task, Entrant, str]] = {}
+        for task in tasks:  # task-major order: each lane alternates between its agents
+            for entrant in self.entrants:
+                stored = self._stored(task, entrant)
+                if stored is not None and not (self.retry_failed and stored.status in RETRYABLE):
+                    continue
+                attempt_id = f"{task.id}/{entrant.agent.name}"
+                self.bus.emit(
+                    AttemptQueued(
+                        attempt=attempt_id,
+                        task=task.id,
+                        contestant=entrant.agent.name,
+                        role=entrant.role,
+                        quota=entrant.agent.quota,
+                    )
+                )
+                job = Job(entrant.agent.quota, self._job(task, entrant, attempt_id))
+                waiting[id(job)] = (task, entrant, attempt_id)
+                jobs.append(job)
+        not_started = await run_in_lanes(
+            jobs,
+            self.project.config.run.quotas,
+            on_parked=lambda quota, message: self.bus.emit(
+                QuotaParked(quota=quota, message=message)
+            ),
+        )
+        for job in not_started:
+            task, entrant, attempt_id = waiting[id(job)]
+            self._record(
+                task, entrant, attempt_id, datetime.now(UTC), time.monotonic(), None,
+                status="quota",
+                detail=f"not started: the {job.quota} quota ran out earlier in this run",
+            )  # fmt: skip
+        return {
+            task.id: [a for e in self.entrants if (a := self._stored(task, e)) is not None]
+            for task in tasks
+        }
+
+    def _stored(self, task: Task, entrant: Entrant) -> Attempt | None:
+        store = self.project.store
+        return store.read(attempt_path(store.attempts_dir, task.id, entrant.agent.name), Attempt)
+
+    def _job(self, task: Task, entrant: Entrant, attempt_id: str) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            attempt = await self._attempt(task, entrant, attempt_id)
+            if attempt.status == "quota":
+                raise QuotaParkedError(attempt.detail or "usage limit reached")
+
+        return run
+
+    async def _attempt(self, task: Task, entrant: Entrant, attempt_id: str) -> Attempt:
+        agent = entrant.agent
+        folder = self.scratch / task.id / quote(agent.name, safe="")
+        shutil.rmtree(folder, ignore_errors=True)  # left over from a run that died
+        logdir, home = folder / "logs", folder / "home"
+        for directory in (logdir, home):
+            directory.mkdir(parents=True)
+        started_at = datetime.now(UTC)
+        clock = time.monotonic()
+        self.bus.emit(AttemptStarted(attempt=attempt_id, logdir=str(logdir)))
+        if not task.statement:
+            return self._record(
+                task, entrant, attempt_id, started_at, clock, logdir,
+                status="skipped", detail=f"no issue text to give: {task.statement_missing}",
+            )  # fmt: skip
+        cfg = self.project.config.project
+        try:
+            copy = await asyncio.to_thread(
+                prepare_working_copy,
+                self.repo,
+                task.base_commit,
+                folder / "workdir",
+                hidden=[*task.test_files, *task.test_data_files],
+                scratch=folder / "git",
+            )
+            prompt = render_prompt(
+                entrant.prompt_role,
+                statement=task.statement,
+                test_command=test_command(self.environment, cfg.source, cfg.tests),
+                tests_dir=cfg.tests,
+            )
+            (logdir / "prompt.md").write_text(prompt, encoding="utf-8")
+            session = Session(
+                prompt=prompt,
+                workdir=copy.path,
+                logdir=logdir,
+                home=home,
+                sandbox=self.sandbox,
+                model=agent.model,
+                options=agent.settings,
+                test_command=test_command(self.environment, cfg.source, cfg.tests),
+                base_env=dict(os.environ),
+                hidden=self.hidden,
+            )
+            invocation = agent.invocation(session)
+        except BugboutError as exc:
+            self.bus.emit(ErrorRaised(message=exc.message, task=task.id))
+            return self._record(
+                task, entrant, attempt_id, started_at, clock, logdir,
+                status="crashed", detail=f"could not start: {exc.message}",
+            )  # fmt: skip
+        argv = invocation.argv
+        confinement = self._confinement(entrant, session, invocation.confinement, invocation.env)
+        if confinement is not None:
+            argv = self.sandbox.wrap(argv, confinement, cwd=copy.path)
+
+        def on_line(stream: str, line: str) -> None:
+            self.bus.emit(
+                AttemptOutput(
+                    attempt=attempt_id,
+                    stream="stderr" if stream == "stderr" else "stdout",
+                    line=line[:500],
+                )
+            )
+
+        try:
+            result = await run_process(
+                argv,
+                cwd=copy.path,
+                env=invocation.env,
+                timeout=self.project.config.run.timeout,
+                stdout_path=logdir / STDOUT_LOG,
+                stderr_path=logdir / STDERR_LOG,
+                stdin=invocation.stdin.encode() if invocation.stdin is not None else None,
+                on_line=on_line,
+            )
+        except OSError as exc:
+            return self._record(
+                task, entrant, attempt_id, started_at, clock, logdir,
+                status="crashed", detail=f"could not start {argv[0]}: {exc}",
+            )  # fmt: skip
+        finally:
+            self.bus.flush_output(attempt_id)
+        patch = await asyncio.to_thread(harvest, copy, source_dir=cfg.source, tests_dir=cfg.tests)
+        report = agent.parse(logdir, result.returncode)
+        status: AttemptStatus
+        detail: str | None
+        if result.timed_out:
+            status, detail = "timeout", f"stopped after {self.project.config.run.timeout}s"
+        elif report.quota_message and patch.is_empty:
+            status, detail = "quota", report.quota_message
+        elif patch.is_empty:
+            status = "no-change" if result.returncode == 0 else "crashed"
+            detail = None if result.returncode == 0 else f"exited with {result.returncode}"
+        else:
+            status, detail = "finished", None
+        usage = report.usage
+        attempt = self._record(
+            task, entrant, attempt_id, started_at, clock, logdir,
+            status=status, detail=detail, exit_code=result.returncode,
+            summary=(report.summary or "")[-SUMMARY_LIMIT:] or None,
+            tokens=Tokens(
+                input=usage.input_tokens, output=usage.output_tokens, cached=usage.cached_tokens
+            ),
+            cost=usage.cost_usd, patch=patch,
+        )  # fmt: skip
+        shutil.rmtree(folder / "workdir", ignore_errors=True)
+        shutil.rmtree(folder / "git", ignore_errors=True)
+        return attempt
+
+    def _confinement(
+        self,
+        entrant: Entrant,
+        session: Session,
+        asked: Confinement | None,
+        env: Mapping[str, str],
+    ) -> Confinement | None:
+        """The adapter's confinement with the answer hidden; an outer one for agents that
+        confine their own commands, so their process cannot read the answer either."""
+        if asked is not None:
+            return dataclasses.replace(asked, hidden=(*asked.hidden, *self.hidden))
+        if not entrant.agent.wants_sandbox:
+            return None
+        return Confinement(
+            writable=(session.workdir, session.logdir, session.home),
+            network=True,
+            env=env,
+            hidden=self.hidden,
+        )
+
+    def _record(
+        self,
+        task: Task,
+        entrant: Entrant,
+        attempt_id: str,
+        started_at: datetime,
+        clock: float,
+        logdir: Path | None,
+        *,
+        status: AttemptStatus,
+        detail: str | None,
+        exit_code: int | None = None,
+        summary: str | None = None,
+        tokens: Tokens | None = None,
+        cost: float | None = None,
+        patch: Patch | None = None,
+    ) -> Attempt:
+        seconds = time.monotonic() - clock
+        prompt = logdir / "prompt.md" if logdir is not None else None
+        attempt = Attempt(
+            task=task.id,
+            contestant=entrant.agent.name,
+            role=entrant.role,
+            status=status,
+            detail=detail,
+            started_at=started_at,
+            ended_at=datetime.now(UTC),
+            seconds=seconds,
+            exit_code=exit_code,
+            tokens=tokens or Tokens(),
+            cost_usd=cost,
+            summary=summary,
+            patch=patch or Patch(),
+            logdir=str(logdir) if logdir is not None else "",
+            prompt_file=str(prompt) if prompt is not None and prompt.exists() else None,
+        )
+        store = self.project.store
+        store.write(attempt_path(store.attempts_dir, task.id, entrant.agent.name), attempt)
+        self.bus.emit(
+            AttemptFinished(
+                attempt=attempt_id,
+                status=status,
+                seconds=seconds,
+                detail=detail,
+                input_tokens=attempt.tokens.input,
+                output_tokens=attempt.tokens.output,
+            )
+        )
+        return attempt
