@@ -1,0 +1,583 @@
+"""From stored records to the report: one pure function, so every figure can be traced.
+
+`build_report` reads nothing from disk and runs nothing. Given the same tasks, oracles,
+attempts, matrices, verdicts and resolutions it returns the same report, which is what
+lets `bugbout report` recompute the report, or switch policy, offline. The readings taken
+where the design leaves room are stated in `docs/report.md`; the main ones:
+
+- only scored tasks (the ground truth has a fail-to-pass test) enter any figure, except
+  the funnel, the cost totals and the flags on patches that changed `other` files;
+- an agent's resolved rate leaves out its quota attempts (a spent usage limit is not held
+  against it), but the judge's comparisons count over every scored task, where an
+  abstention, like a quota, is simply not right;
+- an author's tests never score the author's own patches, as the judge never lets an
+  author vouch for itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from fractions import Fraction
+
+from bugbout_tui.core.config import Policy
+from bugbout_tui.core.models import (
+    Attempt,
+    AuthorKind,
+    Matrix,
+    OracleSet,
+    Reason,
+    ResolutionSet,
+    Task,
+    TaskSet,
+)
+from bugbout_tui.report import metrics
+from bugbout_tui.report.model import (
+    AgentRow,
+    AgentSpend,
+    AgentsSection,
+    AuthorEvidence,
+    Comparison,
+    CostSection,
+    EvidenceSection,
+    ExclusionCount,
+    FlaggedAttempt,
+    FunnelSection,
+    GateSection,
+    NotScoredCount,
+    PassAtK,
+    PatchRow,
+    PatchStatus,
+    PickingSection,
+    PolicyPick,
+    PolicyPicks,
+    Rate,
+    Report,
+    Role,
+    Spend,
+    TaskRow,
+    TokenUse,
+    TrialRow,
+    TrialsSection,
+    format_p,
+)
+from bugbout_tui.stages.judge import POLICIES, Verdict, author_identity
+
+__all__ = ["NO_VERDICT", "build_report"]
+
+NO_VERDICT = "no verdict is recorded for this task"
+"""The abstention shown for a task the judge never saw (no matrix was built for it)."""
+NO_ORACLE = "no ground truth is recorded for this task"
+
+RIGHT: frozenset[PatchStatus] = frozenset({"resolved"})
+WRONG: frozenset[PatchStatus] = frozenset({"fixed-but-broke", "wrong-fix"})
+SCORED: frozenset[PatchStatus] = frozenset({"resolved", "fixed-but-broke", "wrong-fix", "no-fix"})
+"""Statuses that say something about the agent; quota and missing say nothing."""
+SUITE = "suite"
+_TRIAL = re.compile(r"#(\d+)$")
+
+Status = Callable[[str, str], PatchStatus]
+"""(task, contestant) → the patch's status."""
+
+
+def build_report(
+    *,
+    project: str,
+    policy: Policy,
+    taskset: TaskSet,
+    oracles: OracleSet,
+    attempts: Sequence[Attempt],
+    matrices: Mapping[str, Matrix],
+    verdicts: Mapping[str, Mapping[Policy, Verdict]],
+    resolutions: ResolutionSet,
+    contestants: Sequence[str],
+    examiners: Sequence[str],
+) -> Report:
+    """The report on a bout, computed from its stored records alone.
+
+    `contestants` and `examiners` are the configured names in config order: they fix the
+    order of rows, and the agents a random pick draws from. Records of a contestant's
+    repeated trials (`codex#2`) are reported as trials of it.
+    """
+    scored = [
+        task.id
+        for task in taskset.tasks
+        if task.id in oracles.oracles and oracles.oracles[task.id].scored
+    ]
+    statuses = _statuses(resolutions, attempts)
+
+    def status(task: str, contestant: str) -> PatchStatus:
+        return statuses.get(task, {}).get(contestant, "missing")
+
+    scored_set = set(scored)
+    scored_attempts = [a for a in attempts if a.task in scored_set]
+    flagged = _flagged(attempts)
+    agents = _agents(scored, status, scored_attempts, flagged, contestants)
+    return Report(
+        project=project,
+        policy=policy,
+        contestants=list(contestants),
+        examiners=list(examiners),
+        agents=agents,
+        picking=_picking(policy, scored, status, statuses, verdicts, agents.rows, contestants),
+        gate=_gate(policy, scored, status, verdicts),
+        evidence=_evidence(scored, status, matrices, contestants, examiners),
+        funnel=_funnel(taskset, oracles),
+        cost=_cost(attempts, contestants, examiners),
+        trials=_trials(scored, statuses, contestants),
+        tasks=[
+            _task_row(task, policy, oracles, statuses, verdicts, contestants)
+            for task in taskset.tasks
+        ],
+    )
+
+
+def _statuses(
+    resolutions: ResolutionSet, attempts: Iterable[Attempt]
+) -> dict[str, dict[str, PatchStatus]]:
+    """task → contestant → status; a quota attempt not yet in the scores still counts as quota."""
+    found: dict[str, dict[str, PatchStatus]] = {
+        task: {name: resolution.status for name, resolution in by_name.items()}
+        for task, by_name in resolutions.patches.items()
+    }
+    for attempt in attempts:
+        if attempt.role == "contestant" and attempt.status == "quota":
+            found.setdefault(attempt.task, {}).setdefault(attempt.contestant, "quota")
+    return found
+
+
+def _rate(count: float, n: int) -> Rate:
+    interval = metrics.wilson(count, n)
+    if interval is None:
+        return Rate(count=count, n=n)
+    return Rate(count=count, n=n, share=count / n, low=interval.low, high=interval.high)
+
+
+def _spend(attempts: Sequence[Attempt]) -> Spend:
+    def total(values: list[int | None]) -> int | None:
+        known = [value for value in values if value is not None]
+        return sum(known) if known else None
+
+    costs = [a.cost_usd for a in attempts if a.cost_usd is not None]
+    return Spend(
+        attempts=len(attempts),
+        seconds=sum(a.seconds for a in attempts),
+        tokens=TokenUse(
+            input=total([a.tokens.input for a in attempts]),
+            output=total([a.tokens.output for a in attempts]),
+            cached=total([a.tokens.cached for a in attempts]),
+            reported=sum(
+                any(v is not None for v in (a.tokens.input, a.tokens.output, a.tokens.cached))
+                for a in attempts
+            ),
+        ),
+        cost_usd=sum(costs) if costs else None,
+        cost_reported=len(costs),
+    )
+
+
+def _flagged(attempts: Iterable[Attempt]) -> list[FlaggedAttempt]:
+    found = [
+        FlaggedAttempt(
+            task=attempt.task,
+            contestant=attempt.contestant,
+            role=attempt.role,
+            files=[change.path for change in attempt.patch.files if change.part == "other"],
+        )
+        for attempt in attempts
+        if any(change.part == "other" for change in attempt.patch.files)
+    ]
+    return sorted(found, key=lambda item: (item.task, item.role, item.contestant))
+
+
+def _agents(
+    scored: Sequence[str],
+    status: Status,
+    attempts: Sequence[Attempt],
+    flagged: list[FlaggedAttempt],
+    contestants: Sequence[str],
+) -> AgentsSection:
+    rows = []
+    for name in contestants:
+        found = [status(task, name) for task in scored]
+        own = [a for a in attempts if a.role == "contestant" and a.contestant == name]
+        timed = [a.seconds for a in own if a.scorable]
+        resolved = found.count("resolved")
+        rows.append(
+            AgentRow(
+                name=name,
+                resolved=resolved,
+                fixed_but_broke=found.count("fixed-but-broke"),
+                wrong_fix=found.count("wrong-fix"),
+                no_fix=found.count("no-fix"),
+                quota=found.count("quota"),
+                missing=found.count("missing"),
+                resolved_rate=_rate(resolved, sum(s in SCORED for s in found)),
+                median_seconds=metrics.median(timed),
+                timed=len(timed),
+                spend=_spend(own),
+                flagged=sum(
+                    item.role == "contestant" and author_identity(item.contestant) == name
+                    for item in flagged
+                ),
+            )
+        )
+    return AgentsSection(scored_tasks=len(scored), rows=rows, flagged=flagged)
+
+
+def _picked(
+    task: str, policy: Policy, verdicts: Mapping[str, Mapping[Policy, Verdict]]
+) -> Verdict | None:
+    return verdicts.get(task, {}).get(policy)
+
+
+def _picking(
+    policy: Policy,
+    scored: Sequence[str],
+    status: Status,
+    statuses: Mapping[str, Mapping[str, PatchStatus]],
+    verdicts: Mapping[str, Mapping[Policy, Verdict]],
+    rows: Sequence[AgentRow],
+    contestants: Sequence[str],
+) -> PickingSection:
+    n = len(scored)
+    best = min(rows, key=lambda row: (-row.resolved, row.name)) if rows else None
+    best_right = {
+        task: best is not None and status(task, best.name) == "resolved" for task in scored
+    }
+    sides = []
+    for each in POLICIES:
+        picks = [_picked(task, each, verdicts) for task in scored]
+        right = {
+            task: verdict is not None
+            and verdict.pick is not None
+            and status(task, verdict.pick) == "resolved"
+            for task, verdict in zip(scored, picks, strict=True)
+        }
+        abstained = sum(verdict is None or verdict.pick is None for verdict in picks)
+        count = sum(right.values())
+        versus = None
+        if best is not None:
+            judge_only = sum(right[task] and not best_right[task] for task in scored)
+            agent_only = sum(best_right[task] and not right[task] for task in scored)
+            versus = Comparison(
+                agent=best.name,
+                judge_only=judge_only,
+                agent_only=agent_only,
+                p_value=metrics.mcnemar_exact(judge_only, agent_only),
+            )
+        sides.append(
+            PolicyPicks(
+                policy=each,
+                right=count,
+                wrong=n - count - abstained,
+                abstained=abstained,
+                rate=_rate(count, n),
+                versus_best=versus,
+            )
+        )
+    chance = Fraction(0)
+    for task in scored:
+        if contestants:
+            right_here = sum(status(task, name) == "resolved" for name in contestants)
+            chance += Fraction(right_here, len(contestants))
+    oracle = sum(
+        any(value == "resolved" for value in statuses.get(task, {}).values()) for task in scored
+    )
+    best_rate = None if best is None else _rate(best.resolved, n)
+    configured = next(side for side in sides if side.policy == policy)
+    return PickingSection(
+        policy=policy,
+        scored_tasks=n,
+        policies=sides,
+        best_agent=None if best is None else best.name,
+        best_agent_rate=best_rate,
+        random_agent=_rate(float(chance), n),
+        oracle=_rate(oracle, n),
+        summary=_summary(configured, best_rate),
+    )
+
+
+def _summary(picks: PolicyPicks, best_rate: Rate | None) -> str:
+    """The configured policy against the best single agent, so a reader need not do the sums."""
+    n = picks.rate.n
+    if n == 0:
+        return "No task is scored yet, so there is nothing to compare."
+    rate = picks.rate
+    judge = f"Under the {picks.policy} policy the judge resolved {picks.right} of {n}"
+    if rate.share is not None and rate.low is not None and rate.high is not None:
+        judge += f" ({rate.share * 100:.0f}%, 95% CI {rate.low * 100:.0f}–{rate.high * 100:.0f}%)"
+    versus = picks.versus_best
+    if versus is None or best_rate is None:
+        return judge + "; there is no contestant to compare it with."
+    difference = versus.judge_only - versus.agent_only
+    ahead = "the judge" if difference > 0 else versus.agent
+    gap = (
+        "no difference"
+        if difference == 0
+        else f"a difference of {abs(difference)} bug{'s' if abs(difference) != 1 else ''} "
+        f"in {ahead}'s favour"
+    )
+    meaning = (
+        "not evidence either is better"
+        if versus.p_value >= 0.05
+        else f"evidence that {ahead} does better on these bugs"
+    )
+    return (
+        f"{judge}, the best single agent ({versus.agent}) {best_rate.counted()}; "
+        f"{gap}, p = {format_p(versus.p_value)}: {meaning}."
+    )
+
+
+def _gate(
+    policy: Policy,
+    scored: Sequence[str],
+    status: Status,
+    verdicts: Mapping[str, Mapping[Policy, Verdict]],
+) -> GateSection:
+    right = wrong = approved_right = approved_wrong = 0
+    for task in scored:
+        verdict = _picked(task, policy, verdicts)
+        for assessment in [] if verdict is None else verdict.assessments:
+            found = status(task, assessment.patch)
+            if found in RIGHT:
+                right += 1
+                approved_right += assessment.approved
+            elif found in WRONG:
+                wrong += 1
+                approved_wrong += assessment.approved
+    approved = approved_right + approved_wrong
+    return GateSection(
+        policy=policy,
+        patches=right + wrong,
+        right=right,
+        wrong=wrong,
+        approved=approved,
+        precision=_rate(approved_right, approved),
+        wrong_stopped=_rate(wrong - approved_wrong, wrong),
+        right_stopped=_rate(right - approved_right, right),
+        approve_all=_rate(right, right + wrong),
+    )
+
+
+def _author_tests(matrix: Matrix) -> dict[tuple[str, AuthorKind], list[tuple[str, str]]]:
+    """(author, kind) → its (matrix author name, test) pairs; trials and suite parts pooled.
+
+    A test is the author's when the author lists it or it ran on the unfixed code.
+    """
+    base = matrix.trees.get("base")
+    found: dict[tuple[str, AuthorKind], list[tuple[str, str]]] = {}
+    for author in matrix.authors:
+        identity = SUITE if author.kind == "suite" else author_identity(author.name)
+        ran = [] if base is None else list(base.cells.get(author.name, {}))
+        tests = list(dict.fromkeys([*author.tests, *ran]))
+        found.setdefault((identity, author.kind), []).extend((author.name, t) for t in tests)
+    return {key: tests for key, tests in found.items() if tests}
+
+
+def _evidence(
+    scored: Sequence[str],
+    status: Status,
+    matrices: Mapping[str, Matrix],
+    contestants: Sequence[str],
+    examiners: Sequence[str],
+) -> EvidenceSection:
+    """AUC per author over the scored patches with a source change.
+
+    A patch's score for an author is the share of the author's tests that pass on the
+    patch's tree. A tree whose run failed as a whole passes none of them, as the judge
+    cannot support it either.
+    """
+    classes: dict[tuple[str, AuthorKind], tuple[list[float], list[float]]] = {}
+    for task in scored:
+        matrix = matrices.get(task)
+        if matrix is None:
+            continue
+        tests = _author_tests(matrix)
+        for patch in matrix.patches:
+            found = status(task, patch.contestant)
+            if found not in RIGHT | WRONG:
+                continue
+            tree = matrix.trees.get(patch.contestant)
+            cells = {} if tree is None or tree.error is not None else tree.cells
+            for (identity, kind), pairs in tests.items():
+                if kind != "suite" and identity == author_identity(patch.contestant):
+                    continue
+                passed = 0
+                for author, test in pairs:
+                    cell = cells.get(author, {}).get(test)
+                    passed += cell is not None and cell.outcome == "passed"
+                positives, negatives = classes.setdefault((identity, kind), ([], []))
+                share = float(Fraction(passed, len(pairs)))
+                (positives if found in RIGHT else negatives).append(share)
+    configured: list[tuple[str, AuthorKind]] = [
+        *((name, "contestant") for name in contestants),
+        *((name, "examiner") for name in examiners),
+    ]
+    suite: tuple[str, AuthorKind] = (SUITE, "suite")
+    order = [
+        *configured,
+        *sorted(key for key in classes if key not in configured and key != suite),
+    ]
+    if suite in classes:
+        order.append(suite)
+    rows = []
+    for identity, kind in order:
+        positives, negatives = classes.get((identity, kind), ([], []))
+        rows.append(
+            AuthorEvidence(
+                author=identity,
+                kind=kind,
+                auc=metrics.auc(positives, negatives),
+                positives=len(positives),
+                negatives=len(negatives),
+            )
+        )
+    return EvidenceSection(rows=rows)
+
+
+def _not_scored(task: Task, oracles: OracleSet) -> str | None:
+    oracle = oracles.oracles.get(task.id)
+    if oracle is None:
+        return NO_ORACLE
+    if oracle.scored:
+        return None
+    return oracle.reason or "the ground truth marks it as not scored"
+
+
+def _funnel(taskset: TaskSet, oracles: OracleSet) -> FunnelSection:
+    groups: dict[str, list[str]] = {}
+    for task in taskset.tasks:
+        reason = _not_scored(task, oracles)
+        if reason is not None:
+            groups.setdefault(reason, []).append(task.id)
+    return FunnelSection(
+        examined=taskset.examined,
+        kept=len(taskset.tasks),
+        excluded=[
+            ExclusionCount(reason=Reason(reason), count=count)
+            for reason, count in taskset.funnel().items()
+        ],
+        scored=len(taskset.tasks) - sum(len(tasks) for tasks in groups.values()),
+        not_scored=[
+            NotScoredCount(reason=reason, count=len(tasks), tasks=tasks)
+            for reason, tasks in groups.items()
+        ],
+    )
+
+
+def _cost(
+    attempts: Sequence[Attempt], contestants: Sequence[str], examiners: Sequence[str]
+) -> CostSection:
+    groups: dict[tuple[Role, str], list[Attempt]] = {}
+    for attempt in attempts:
+        groups.setdefault((attempt.role, author_identity(attempt.contestant)), []).append(attempt)
+    configured: list[tuple[Role, str]] = [
+        *(("contestant", name) for name in contestants),
+        *(("examiner", name) for name in examiners),
+    ]
+    order = [*configured, *sorted(key for key in groups if key not in configured)]
+    return CostSection(
+        total=_spend(attempts),
+        by_agent=[
+            AgentSpend(name=name, role=role, spend=_spend(groups.get((role, name), [])))
+            for role, name in order
+        ],
+    )
+
+
+def _trial_number(name: str) -> int:
+    match = _TRIAL.search(name)
+    return 1 if match is None else int(match.group(1))
+
+
+def _trials(
+    scored: Sequence[str],
+    statuses: Mapping[str, Mapping[str, PatchStatus]],
+    contestants: Sequence[str],
+) -> TrialsSection | None:
+    """pass@k and consistency@k for every contestant with more than one scored trial."""
+    rows = []
+    for agent in contestants:
+        runs: list[list[PatchStatus]] = []
+        for task in scored:
+            names = sorted(
+                (name for name in statuses.get(task, {}) if author_identity(name) == agent),
+                key=lambda name: (_trial_number(name), name),
+            )
+            found = [statuses[task][name] for name in names]
+            runs.append([value for value in found if value in SCORED])
+        most = max((len(results) for results in runs), default=0)
+        if most < 2:
+            continue
+        pass_at = []
+        for k in range(1, most + 1):
+            values = [
+                metrics.pass_at_k(len(results), results.count("resolved"), k)
+                for results in runs
+                if len(results) >= k
+            ]
+            mean = float(sum(Fraction(v) for v in values) / len(values)) if values else None
+            pass_at.append(PassAtK(k=k, value=mean, tasks=len(values)))
+        rows.append(
+            TrialRow(
+                agent=agent,
+                trials=most,
+                pass_at=pass_at,
+                consistency=metrics.consistency_at_k(runs, most),
+                consistency_tasks=sum(len(results) >= most for results in runs),
+            )
+        )
+    return TrialsSection(rows=rows) if rows else None
+
+
+def _patch_order(names: Iterable[str], contestants: Sequence[str]) -> list[str]:
+    """Configured contestants in config order, each followed by its trials, then the rest."""
+    position = {name: index for index, name in enumerate(contestants)}
+
+    def key(name: str) -> tuple[int, int, str]:
+        return (
+            position.get(author_identity(name), len(position)),
+            _trial_number(name),
+            name,
+        )
+
+    return sorted(set(names), key=key)
+
+
+def _task_row(
+    task: Task,
+    policy: Policy,
+    oracles: OracleSet,
+    statuses: Mapping[str, Mapping[str, PatchStatus]],
+    verdicts: Mapping[str, Mapping[Policy, Verdict]],
+    contestants: Sequence[str],
+) -> TaskRow:
+    reason = _not_scored(task, oracles)
+    found = statuses.get(task.id, {})
+    picks = []
+    for each in POLICIES:
+        verdict = _picked(task.id, each, verdicts)
+        if verdict is None:
+            picks.append(PolicyPick(policy=each, abstained=NO_VERDICT))
+            continue
+        right = None
+        if reason is None and verdict.pick is not None:
+            right = found.get(verdict.pick) == "resolved"
+        picks.append(
+            PolicyPick(policy=each, pick=verdict.pick, right=right, abstained=verdict.abstained)
+        )
+    configured = _picked(task.id, policy, verdicts)
+    gate = {} if configured is None else {a.patch: a.approved for a in configured.assessments}
+    names = _patch_order([*contestants, *found, *gate], contestants)
+    return TaskRow(
+        task=task.id,
+        title=task.title,
+        scored=reason is None,
+        not_scored=reason,
+        picks=picks,
+        patches=[
+            PatchRow(contestant=name, status=found.get(name, "missing"), approved=gate.get(name))
+            for name in names
+        ],
+    )

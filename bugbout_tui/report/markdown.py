@@ -1,0 +1,413 @@
+"""The report as Markdown, written for a reader who has never seen the tool.
+
+Each section opens with a sentence on what it measures and how to read it; every share
+is shown with its interval as `70% (52–83%)`; terms are defined at the end. Names and
+titles come from agents and commit messages, so table cells are escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bugbout_tui.report.model import (
+    EXCLUSION_LABELS,
+    STATUS_LABELS,
+    PatchRow,
+    PolicyPick,
+    Rate,
+    Report,
+    TaskRow,
+    TrialsSection,
+    duration,
+    format_p,
+)
+
+__all__ = ["render_markdown"]
+
+DEFINITIONS = """\
+## Definitions
+
+- **resolved**: every fail-to-pass test of the maintainers' fix passes on the patch,
+  and no pass-to-pass test fails.
+- **fixed but broke**: every fail-to-pass test passes, but a pass-to-pass test that
+  passed before now fails.
+- **wrong fix**: the patch changed the source, but a fail-to-pass test still fails.
+- **no fix**: no change to the source, or the agent crashed or ran out of time.
+- **quota**: the agent hit its usage limit; the attempt is not scored and not held
+  against it.
+- **fail-to-pass / pass-to-pass**: the maintainers' tests that failed before their fix
+  and passed after it, and those that passed on both sides.
+- **support**: how much independent evidence backs a patch. A reproduction is a test
+  that fails on the unfixed code; for each other author, the share of its reproductions
+  that pass on the patch, averaged over those authors.
+- **AUC**: take one right and one wrong patch at random; the AUC is how often the
+  evidence scores the right one higher, a tie counting as half. 0.5 is a coin flip.
+- **95% interval**: the Wilson score interval, in brackets after each share. With a few
+  dozen bugs it is wide; two shares whose intervals overlap may not differ at all.
+- **p**: the exact McNemar test on the bugs where only one of two pickers was right.
+  Below 0.05 the difference is unlikely to be chance alone; above, it is no evidence
+  either way.
+"""
+
+
+def render_markdown(report: Report) -> str:
+    """The whole report as one Markdown document."""
+    sections = [
+        _title(report),
+        _agents(report),
+        _picking(report),
+        _gate(report),
+        _evidence(report),
+        _funnel(report),
+        _cost(report),
+        *([_trials(report.trials)] if report.trials is not None else []),
+        _tasks(report),
+        DEFINITIONS,
+    ]
+    return "\n\n".join(section.rstrip("\n") for section in sections) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: int = 1) -> str:
+    """A pipe table; columns from index `numeric` on are right-aligned (counts, shares)."""
+    lines = [
+        "| " + " | ".join(_cell(text) for text in header) + " |",
+        "|" + "|".join("---:" if i >= numeric else "---" for i in range(len(header))) + "|",
+        *("| " + " | ".join(_cell(text) for text in row) + " |" for row in rows),
+    ]
+    return "\n".join(lines)
+
+
+def _plural(count: int, noun: str, nouns: str | None = None) -> str:
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
+def _title(report: Report) -> str:
+    scored = report.picking.scored_tasks
+    names = ", ".join(report.contestants) or "none"
+    examiners = (
+        f" and {_plural(len(report.examiners), 'examiner')} ({', '.join(report.examiners)})"
+        if report.examiners
+        else ""
+    )
+    return (
+        f"# bugbout report: {report.project}\n\n"
+        f"{_plural(scored, 'scored task')}, {_plural(len(report.contestants), 'contestant')} "
+        f"({names}){examiners}; the judge's policy is `{report.policy}`. Each share comes with "
+        "its 95% interval in brackets: on a few dozen bugs these are wide, so read them "
+        "before reading a ranking."
+    )
+
+
+def _agents(report: Report) -> str:
+    section = report.agents
+    missing = any(row.missing for row in section.rows)
+    header = [
+        "Agent",
+        "Resolved",
+        "Fixed but broke",
+        "Wrong fix",
+        "No fix",
+        "Quota",
+        *(["No score yet"] if missing else []),
+        "Resolved rate",
+        "Median time",
+        "Tokens in / out / cached",
+        "Cost",
+    ]
+    rows = [
+        [
+            row.name,
+            str(row.resolved),
+            str(row.fixed_but_broke),
+            str(row.wrong_fix),
+            str(row.no_fix),
+            str(row.quota),
+            *([str(row.missing)] if missing else []),
+            f"{row.resolved_rate.percent()}, {row.resolved_rate.counted()}",
+            duration(row.median_seconds),
+            row.spend.tokens_shown(),
+            row.spend.cost_shown(),
+        ]
+        for row in section.rows
+    ]
+    parts = [
+        "## Agents",
+        f"Each contestant's patch on each of the {_plural(section.scored_tasks, 'scored task')}, "
+        "scored by the maintainers' own tests, which no agent saw. The resolved rate and the "
+        "median time leave out attempts that hit a usage limit; tokens and cost include "
+        "them, as far as each agent reports them.",
+        _table(header, rows),
+    ]
+    if section.flagged:
+        parts.append(
+            "These attempts also changed files outside the source and the tests. Such "
+            "changes are never applied, but a patch that tries to change how tests run "
+            "deserves a look:"
+        )
+        parts.append(
+            "\n".join(
+                f"- {item.task}, {item.contestant}"
+                f"{' (examiner)' if item.role == 'examiner' else ''}: "
+                + ", ".join(f"`{path}`" for path in item.files)
+                for item in section.flagged
+            )
+        )
+    else:
+        parts.append("No attempt changed files outside the source and the tests.")
+    return "\n\n".join(parts)
+
+
+def _picking(report: Report) -> str:
+    picking = report.picking
+    configured = next(side for side in picking.policies if side.policy == picking.policy)
+    comparison = [
+        [f"Judge ({picking.policy})", configured.rate.counted(), configured.rate.percent()]
+    ]
+    if picking.best_agent is not None and picking.best_agent_rate is not None:
+        comparison.append(
+            [
+                f"Best single agent ({picking.best_agent})",
+                picking.best_agent_rate.counted(),
+                picking.best_agent_rate.percent(),
+            ]
+        )
+    comparison += [
+        [
+            "A random agent (expected)",
+            picking.random_agent.counted(),
+            picking.random_agent.percent(),
+        ],
+        ["Oracle (any patch right)", picking.oracle.counted(), picking.oracle.percent()],
+    ]
+    best = picking.best_agent
+    header = ["Policy", "Right", "Wrong", "Abstained", "Right share"]
+    if best is not None:
+        header += ["Only the judge right", f"Only {best} right", "p"]
+    rows = []
+    for side in picking.policies:
+        row = [
+            side.policy + (" (configured)" if side.policy == picking.policy else ""),
+            str(side.right),
+            str(side.wrong),
+            str(side.abstained),
+            side.rate.percent(),
+        ]
+        if side.versus_best is not None:
+            versus = side.versus_best
+            row += [str(versus.judge_only), str(versus.agent_only), format_p(versus.p_value)]
+        rows.append(row)
+    return "\n\n".join(
+        [
+            "## Picking one patch per bug",
+            "The judge picks at most one patch per bug, from the cross-examination alone, "
+            "and abstains when the evidence is thin. Its picks are set against always "
+            "taking the best single agent's patch, taking a random agent's patch (the "
+            "expected score), and the oracle, which counts a bug when any patch for it was "
+            "right: the ceiling for any way of picking. An abstention counts as not right.",
+            f"**{picking.summary}**",
+            _table(["Picker", "Right", "Share"], comparison),
+            "Every policy side by side. p compares each policy with the best single agent "
+            "bug by bug, so it rests only on the bugs where exactly one of them was right.",
+            _table(header, rows),
+        ]
+    )
+
+
+def _gate(report: Report) -> str:
+    gate = report.gate
+    rows: list[tuple[str, Rate]] = [
+        ("Approvals that were right (precision)", gate.precision),
+        ("Wrong patches stopped", gate.wrong_stopped),
+        ("Right patches stopped", gate.right_stopped),
+        ("Approving every patch (precision)", gate.approve_all),
+    ]
+    return "\n\n".join(
+        [
+            "## Every patch through a merge gate",
+            f"Each patch judged on its own under the `{gate.policy}` policy, as a merge gate "
+            "would judge it the moment an agent says it is done. Of "
+            f"{_plural(gate.patches, 'scored patch', 'scored patches')} with a source change, "
+            f"{gate.right} {'was' if gate.right == 1 else 'were'} right and {gate.wrong} wrong; "
+            f"the gate approved {gate.approved}. A useful gate is more precise than "
+            "approving everything, stops many wrong patches and few right ones.",
+            _table(
+                ["", "Count", "Share"],
+                [[label, rate.counted(), rate.percent()] for label, rate in rows],
+            ),
+        ]
+    )
+
+
+def _evidence(report: Report) -> str:
+    rows = [
+        [
+            row.author,
+            row.kind,
+            "n/a" if row.auc is None else f"{row.auc:.2f}",
+            str(row.positives),
+            str(row.negatives),
+        ]
+        for row in report.evidence.rows
+    ]
+    return "\n\n".join(
+        [
+            "## Which tests tell a right fix from a wrong one",
+            "For each author of tests, and for the repository's own suite: score every "
+            "patch by the share of the author's tests that pass on it, then ask how well "
+            "that score separates right patches from wrong ones (fixed but broke, or wrong "
+            "fix). The AUC is 1.0 when every right patch scores above every wrong one and "
+            "0.5 for a coin flip. An author's tests never score its own patches, just as "
+            "the judge never lets an author vouch for itself. n/a: there was no right or "
+            "no wrong patch to compare.",
+            _table(["Tests by", "Kind", "AUC", "Right patches", "Wrong patches"], rows, 2),
+        ]
+    )
+
+
+def _funnel(report: Report) -> str:
+    funnel = report.funnel
+    rows = [["Changes examined in the history", str(funnel.examined)]]
+    rows += [
+        [f"Left out: {EXCLUSION_LABELS[item.reason]} ({item.reason.value})", str(item.count)]
+        for item in funnel.excluded
+        if item.count
+    ]
+    rows.append(["Kept as tasks", str(funnel.kept)])
+    rows.append(["Scored by the maintainers' tests", str(funnel.scored)])
+    rows += [
+        [f"Not scored: {item.reason} ({', '.join(item.tasks)})", str(item.count)]
+        for item in funnel.not_scored
+    ]
+    return "\n\n".join(
+        [
+            "## How the tasks were found",
+            "A change in the history became a task when it fixes a bug, names an issue "
+            "and adds a test; every other change examined is counted under the first rule "
+            "it failed. A task is scored when some of the maintainers' tests fail before "
+            "their fix and pass after it.",
+            _table(["Step", "Count"], rows),
+        ]
+    )
+
+
+def _cost(report: Report) -> str:
+    cost = report.cost
+    rows = [
+        [
+            item.name,
+            item.role,
+            str(item.spend.attempts),
+            duration(item.spend.seconds),
+            item.spend.tokens_shown(),
+            item.spend.cost_shown(),
+        ]
+        for item in cost.by_agent
+    ]
+    total = cost.total
+    rows.append(
+        [
+            "Total",
+            "",
+            str(total.attempts),
+            duration(total.seconds),
+            total.tokens_shown(),
+            total.cost_shown(),
+        ]
+    )
+    return "\n\n".join(
+        [
+            "## Cost and tokens",
+            "What the bout spent over every attempt: unscored tasks, repeated trials and "
+            "examiners included. Tokens and cost are summed as far as each agent reports "
+            "them; a count in brackets says how many attempts did.",
+            _table(
+                ["Agent", "Role", "Attempts", "Time", "Tokens in / out / cached", "Cost"], rows, 2
+            ),
+        ]
+    )
+
+
+def _trials(section: TrialsSection) -> str:
+    rows = section.rows
+    most = max(row.trials for row in rows)
+    header = ["Agent", "Trials", *(f"pass@{k}" for k in range(1, most + 1)), "consistency"]
+    body = []
+    for row in rows:
+        values = {item.k: item.value for item in row.pass_at}
+        body.append(
+            [
+                row.agent,
+                str(row.trials),
+                *(_percent(values.get(k)) for k in range(1, most + 1)),
+                f"{_percent(row.consistency)} of {_plural(row.consistency_tasks, 'task')}",
+            ]
+        )
+    return "\n\n".join(
+        [
+            "## Repeated trials",
+            "Contestants run more than once on each task. pass@k is the chance that at "
+            "least one of k trials resolves a task, by the unbiased estimator, averaged over "
+            "the tasks with at least k scored trials. Consistency is the share of tasks on "
+            "which every trial got the same status, right or wrong. No interval is shown: "
+            "trials of one task are not independent draws.",
+            _table(header, body),
+        ]
+    )
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.0f}%"
+
+
+def _pick(pick: PolicyPick) -> str:
+    if pick.pick is None:
+        return "abstained"
+    mark = {True: " ✓", False: " ✗", None: ""}[pick.right]
+    return pick.pick + mark
+
+
+def _patch(patch: PatchRow) -> str:
+    gate = {True: ", approved", False: ", rejected", None: ""}[patch.approved]
+    return f"{patch.contestant}: {STATUS_LABELS[patch.status]}{gate}"
+
+
+def _tasks(report: Report) -> str:
+    scored = [row for row in report.tasks if row.scored]
+    policies = [pick.policy for pick in scored[0].picks] if scored else []
+    rows = [
+        [
+            row.task,
+            row.title,
+            *(_pick(pick) for pick in row.picks),
+            "; ".join(map(_patch, row.patches)),
+        ]
+        for row in scored
+    ]
+    parts = [
+        "## Tasks",
+        "Each scored task: what every policy picked (✓ right, ✗ wrong) or that it "
+        "abstained, and every patch's status with the merge gate's answer under the "
+        f"`{report.policy}` policy.",
+    ]
+    if not scored:
+        parts.append("No task is scored yet.")
+        return "\n\n".join(parts)
+    header = ["Task", "Title", *policies, "Patches"]
+    parts.append(_table(header, rows, numeric=len(header)))
+    reasons = _abstentions(scored, report)
+    if reasons:
+        parts.append(f"Why the `{report.policy}` policy abstained:\n\n{reasons}")
+    return "\n\n".join(parts)
+
+
+def _abstentions(rows: Sequence[TaskRow], report: Report) -> str:
+    lines = []
+    for row in rows:
+        pick = next(pick for pick in row.picks if pick.policy == report.policy)
+        if pick.pick is None:
+            lines.append(f"- {row.task}: {pick.abstained or 'no reason recorded'}")
+    return "\n".join(lines)

@@ -1,0 +1,118 @@
+"""The statistics a 30-bug report can honestly carry, computed exactly.
+
+A report on a few dozen bugs lives or dies by its error bars: 21 of 30 and 20 of 30 look
+different in a table and are not. So every proportion gets a Wilson interval (sound at
+small n and at 0 or n successes, where the textbook interval collapses), paired results
+get an exact McNemar test rather than a normal approximation, and AUC counts ties as
+half, because test-pass shares take few distinct values and tie often. Counting is done
+in integers or fractions, so a figure never depends on float rounding.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from bisect import bisect_left, bisect_right
+from collections.abc import Hashable, Sequence
+from fractions import Fraction
+from typing import NamedTuple
+
+Z95 = 1.959964
+"""The two-sided 95% point of the standard normal distribution."""
+
+
+class Interval(NamedTuple):
+    """A confidence interval for a proportion, both ends within [0, 1]."""
+
+    low: float
+    high: float
+
+
+def wilson(successes: float, n: int, z: float = Z95) -> Interval | None:
+    """The Wilson score interval for `successes` out of `n`; None when `n` is 0.
+
+    `successes` may be fractional (an expected count, such as a random agent's score):
+    the formula only needs the observed share.
+    """
+    if n < 0 or not 0 <= successes <= n:
+        raise ValueError(f"successes must lie between 0 and n, got {successes} of {n}")
+    if n == 0:
+        return None
+    share = successes / n
+    z2 = z * z
+    scale = 1 + z2 / n
+    centre = (share + z2 / (2 * n)) / scale
+    half = z / scale * math.sqrt(share * (1 - share) / n + z2 / (4 * n * n))
+    # At 0 or n successes one end is exactly 0 or 1; say so rather than trust rounding.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return Interval(low, high)
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value from the two discordant counts.
+
+    `b` and `c` count the pairs where only the first, or only the second, system was
+    right. Under the null hypothesis each discordant pair falls either way with
+    probability one half, so the p-value is min(1, 2·P[X ≤ min(b, c)]) for
+    X ~ Binomial(b + c, 1/2); with no discordant pair there is no evidence at all (1.0).
+    """
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts cannot be negative, got b={b}, c={c}")
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = Fraction(sum(math.comb(n, i) for i in range(min(b, c) + 1)), 2**n)
+    return float(min(Fraction(1), 2 * tail))
+
+
+def auc(positives: Sequence[float], negatives: Sequence[float]) -> float | None:
+    """Mann-Whitney AUC: P(positive scores higher) + ½·P(tie); None if a class is empty.
+
+    Read it as: pick one right and one wrong patch at random; how often does this
+    evidence rank the right one higher? 0.5 is a coin flip.
+    """
+    if not positives or not negatives:
+        return None
+    ordered = sorted(negatives)
+    half_wins = 0
+    for score in positives:
+        below = bisect_left(ordered, score)
+        tied = bisect_right(ordered, score) - below
+        half_wins += 2 * below + tied
+    return float(Fraction(half_wins, 2 * len(positives) * len(negatives)))
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased pass@k estimator 1 - C(n-c, k)/C(n, k) for one task.
+
+    `n` trials, `c` of them right: the chance that at least one of k trials drawn
+    without replacement is right. C(n-c, k) is 0 when k > n-c, which gives 1.
+    """
+    if not 0 <= c <= n:
+        raise ValueError(f"right trials must lie between 0 and n, got {c} of {n}")
+    if not 1 <= k <= n:
+        raise ValueError(f"k must lie between 1 and the number of trials {n}, got {k}")
+    return float(1 - Fraction(math.comb(n - c, k), math.comb(n, k)))
+
+
+def consistency_at_k(runs: Sequence[Sequence[Hashable]], k: int) -> float | None:
+    """The share of tasks on which k repeated runs gave the same result.
+
+    `runs` holds, per task, the results of its runs in trial order; only tasks with at
+    least k runs count, and their first k results are compared. This measures whether
+    an agent does the same thing twice, separately from whether what it does is right.
+    None when no task has k runs.
+    """
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    counted = [results[:k] for results in runs if len(results) >= k]
+    if not counted:
+        return None
+    same = sum(all(result == results[0] for result in results) for results in counted)
+    return float(Fraction(same, len(counted)))
+
+
+def median(values: Sequence[float]) -> float | None:
+    """The median, or None for no values (shown as "n/a", never as 0)."""
+    return float(statistics.median(values)) if values else None

@@ -1,0 +1,424 @@
+"""The report as data: every figure a renderer shows, with what it was counted from.
+
+Renderers only format; every number is decided in `build.py`. A rate always travels with
+its count, its denominator and its 95% interval, so no renderer can show a bare
+percentage. The JSON form of this model is the machine-readable report; its schema,
+generated from the field docstrings below, is published at `docs/report.schema.json`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bugbout_tui.core.config import Policy
+from bugbout_tui.core.models import AuthorKind, Reason, Record, ResolutionStatus
+
+PatchStatus = ResolutionStatus | Literal["missing"]
+"""A patch's hidden-test status; `missing` when no score is recorded for it yet."""
+
+Role = Literal["contestant", "examiner"]
+
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+"""The dialect pydantic generates, named so a validator need not guess."""
+
+STATUS_LABELS: dict[str, str] = {
+    "resolved": "resolved",
+    "fixed-but-broke": "fixed but broke",
+    "wrong-fix": "wrong fix",
+    "no-fix": "no fix",
+    "quota": "quota",
+    "missing": "no score yet",
+}
+"""Each patch status as a reader says it."""
+
+EXCLUSION_LABELS: dict[Reason, str] = {
+    Reason.NOT_A_FIX: "title does not read like a fix",
+    Reason.NO_ISSUE: "names no issue or pull request",
+    Reason.TOO_MANY_SOURCE_FILES: "changes too many source files",
+    Reason.NO_SOURCE_CHANGE: "changes no source file",
+    Reason.NO_TEST_ADDED: "adds no test",
+    Reason.DUPLICATE_ISSUE: "an older fix of an issue that already has a task",
+    Reason.BEFORE_SINCE: "before the since date",
+    Reason.OVER_LIMIT: "beyond the task limit",
+}
+"""Why a change was left out, in words; the stored vocabulary stays fixed."""
+
+
+class _Part(BaseModel):
+    """Every part of the report: closed to unknown fields, documented in the schema."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class Rate(_Part):
+    """`count` of `n`, as a share with its 95% Wilson interval.
+
+    `share`, `low` and `high` are None when `n` is 0: there is nothing to divide by, and
+    the renderers say "n/a".
+    """
+
+    count: float
+    """How many; fractional only for an expected count (a random agent's score)."""
+    n: int
+    """Out of how many."""
+    share: float | None = None
+    """count / n."""
+    low: float | None = None
+    """Lower end of the 95% Wilson interval."""
+    high: float | None = None
+    """Upper end of the 95% Wilson interval."""
+
+    def counted(self) -> str:
+        """`21 of 30`; an expected count keeps one decimal (`1.3 of 3`)."""
+        return f"{_number(self.count)} of {self.n}"
+
+    def percent(self) -> str:
+        """`70% (52–83%)`: the share with its interval, or `n/a` with nothing to divide."""
+        if self.share is None or self.low is None or self.high is None:
+            return "n/a"
+        return f"{_pct(self.share)} ({_pct(self.low, sign=False)}–{_pct(self.high)})"
+
+
+class TokenUse(_Part):
+    """Token sums over the attempts that reported each kind; None where none did."""
+
+    input: int | None = None
+    output: int | None = None
+    cached: int | None = None
+    reported: int = 0
+    """Attempts that reported any token count: the sums cover only these."""
+
+
+class Spend(_Part):
+    """What a set of attempts cost, as far as the agents reported it."""
+
+    attempts: int = 0
+    seconds: float = 0.0
+    """Wall-clock time of all the attempts together."""
+    tokens: TokenUse = Field(default_factory=TokenUse)
+    cost_usd: float | None = None
+    """Sum of the reported costs; None when no attempt reported one."""
+    cost_reported: int = 0
+    """Attempts that reported a cost: `cost_usd` sums only these."""
+
+    def tokens_shown(self) -> str:
+        """`300 / 30 / 50` (in / out / cached), with how many attempts when not all said."""
+        use = self.tokens
+        if use.reported == 0:
+            return "n/a"
+        parts = " / ".join(
+            "–" if v is None else f"{v:,}" for v in (use.input, use.output, use.cached)
+        )
+        return parts + self._coverage(use.reported)
+
+    def cost_shown(self) -> str:
+        """`$1.25`, with how many attempts when not all reported a cost."""
+        if self.cost_usd is None:
+            return "n/a"
+        return f"${self.cost_usd:,.2f}" + self._coverage(self.cost_reported)
+
+    def _coverage(self, reported: int) -> str:
+        return "" if reported == self.attempts else f" ({reported} of {self.attempts})"
+
+
+class FlaggedAttempt(_Part):
+    """An attempt that changed files outside the source and the tests.
+
+    Those files (a root `conftest.py`, packaging, settings) are never applied, but an
+    attempt to change how the tests run is worth seeing.
+    """
+
+    task: str
+    contestant: str
+    """The name the attempt ran under, trial suffix included."""
+    role: Role
+    files: list[str]
+    """The changed paths outside the source and the tests."""
+
+
+class AgentRow(_Part):
+    """One contestant (its first trial) against the hidden tests, over the scored tasks."""
+
+    name: str
+    resolved: int = 0
+    fixed_but_broke: int = 0
+    wrong_fix: int = 0
+    no_fix: int = 0
+    quota: int = 0
+    missing: int = 0
+    """Scored tasks with no score recorded for this contestant (not run, or not scored yet)."""
+    resolved_rate: Rate
+    """Resolved over its scored attempts: quota and missing ones are not held against it."""
+    median_seconds: float | None = None
+    """Median wall-clock time of its attempts on scored tasks, quota attempts excepted."""
+    timed: int = 0
+    """Attempts behind the median."""
+    spend: Spend
+    """Its attempts on scored tasks, quota attempts included."""
+    flagged: int = 0
+    """Its attempts flagged for `other` files, trials and unscored tasks included."""
+
+
+class AgentsSection(_Part):
+    """Each contestant's patches against the maintainers' hidden tests."""
+
+    scored_tasks: int
+    rows: list[AgentRow]
+    """One per configured contestant, in config order."""
+    flagged: list[FlaggedAttempt] = Field(default_factory=list)
+    """Every attempt that changed files outside the source and the tests."""
+
+
+class Comparison(_Part):
+    """A policy's picks against the best single agent, bug by bug."""
+
+    agent: str
+    judge_only: int
+    """Scored tasks where only the judge's pick was right."""
+    agent_only: int
+    """Scored tasks where only the agent was right (an abstention is not right)."""
+    p_value: float
+    """Exact two-sided McNemar test on the discordant tasks."""
+
+
+class PolicyPicks(_Part):
+    """One policy's picks over the scored tasks."""
+
+    policy: Policy
+    right: int
+    """Picks that resolved their task."""
+    wrong: int
+    """Picks that did not (or have no score)."""
+    abstained: int
+    """Tasks with no pick, a task with no verdict included."""
+    rate: Rate
+    """Right picks over every scored task: an abstention counts as not right."""
+    versus_best: Comparison | None = None
+    """None when there is no contestant to compare with."""
+
+
+class PickingSection(_Part):
+    """The judge's picks against the baselines a reader would choose instead."""
+
+    policy: Policy
+    """The configured policy, whose figures the summary states."""
+    scored_tasks: int
+    policies: list[PolicyPicks]
+    """Every policy, in the order the judge lists them."""
+    best_agent: str | None = None
+    """The contestant with the most resolved tasks (ties broken by name)."""
+    best_agent_rate: Rate | None = None
+    """Its resolved tasks over every scored task (a quota counts as not right)."""
+    random_agent: Rate
+    """Expected right tasks when a contestant is drawn at random for each task."""
+    oracle: Rate
+    """Tasks where any patch was right: the best any pick could do."""
+    summary: str
+    """The configured policy against the best single agent, in one plain sentence."""
+
+
+class GateSection(_Part):
+    """Every scored patch with a source change judged alone, as a merge gate would."""
+
+    policy: Policy
+    patches: int
+    """Patches judged and scored right or wrong."""
+    right: int
+    """Resolved patches."""
+    wrong: int
+    """Fixed-but-broke and wrong-fix patches."""
+    approved: int
+    precision: Rate
+    """Approved patches that were right, over all approvals."""
+    wrong_stopped: Rate
+    """Wrong patches rejected, over all wrong patches."""
+    right_stopped: Rate
+    """Right patches rejected, over all right patches."""
+    approve_all: Rate
+    """Precision of approving every patch: right patches over all patches."""
+
+
+class AuthorEvidence(_Part):
+    """How well one author's tests separate right patches from wrong ones."""
+
+    author: str
+    """The author with any trial suffix removed; `suite` for the repository's tests."""
+    kind: AuthorKind
+    auc: float | None = None
+    """Mann-Whitney AUC, ties counted half; None when either class is empty."""
+    positives: int
+    """Right patches scored by this author's tests (its own patches excluded)."""
+    negatives: int
+    """Wrong patches (fixed but broke, or wrong fix) scored by this author's tests."""
+
+
+class EvidenceSection(_Part):
+    """Which tests tell a right fix from a wrong one: one row per author of tests."""
+
+    rows: list[AuthorEvidence]
+    """Contestants and examiners in config order, then any other author, then the suite."""
+
+
+class ExclusionCount(_Part):
+    """Examined changes left out for one reason."""
+
+    reason: Reason
+    count: int
+
+
+class NotScoredCount(_Part):
+    """Kept tasks the ground truth cannot score, for one reason."""
+
+    reason: str
+    count: int
+    tasks: list[str]
+
+
+class FunnelSection(_Part):
+    """How the history became tasks, and how many tasks the ground truth can score."""
+
+    examined: int
+    """Changes examined in the history."""
+    kept: int
+    """Changes kept as tasks."""
+    excluded: list[ExclusionCount]
+    """Every reason in the fixed vocabulary's order, zeros included."""
+    scored: int
+    """Kept tasks whose ground truth has a fail-to-pass test."""
+    not_scored: list[NotScoredCount] = Field(default_factory=list)
+
+
+class AgentSpend(_Part):
+    """What one agent spent over the whole bout."""
+
+    name: str
+    """The agent with any trial suffix removed: its trials are summed under it."""
+    role: Role
+    spend: Spend
+
+
+class CostSection(_Part):
+    """Everything the bout spent: every attempt, every task, trials and examiners."""
+
+    total: Spend
+    by_agent: list[AgentSpend]
+    """Contestants, then examiners, in config order; then anyone else."""
+
+
+class PassAtK(_Part):
+    """pass@k for one k."""
+
+    k: int
+    value: float | None = None
+    """Mean over the tasks with at least k scored trials; None when there are none."""
+    tasks: int
+    """Tasks behind the mean."""
+
+
+class TrialRow(_Part):
+    """One contestant run several times on each task."""
+
+    agent: str
+    trials: int
+    """The most scored trials it has on any task: the k of consistency@k."""
+    pass_at: list[PassAtK]
+    """pass@k for every k from 1 to `trials`."""
+    consistency: float | None = None
+    """Share of tasks whose `trials` scored trials all got the same status."""
+    consistency_tasks: int
+    """Tasks with that many scored trials."""
+
+
+class TrialsSection(_Part):
+    """Repeated trials: how often, and how consistently, an agent resolves a task."""
+
+    rows: list[TrialRow]
+
+
+class PolicyPick(_Part):
+    """One task under one policy."""
+
+    policy: Policy
+    pick: str | None = None
+    """The picked patch (its contestant); None when the judge abstained."""
+    right: bool | None = None
+    """Whether the pick resolved the task; None when the task is not scored or abstained."""
+    abstained: str | None = None
+    """Why nothing was picked."""
+
+
+class PatchRow(_Part):
+    """One patch of a task."""
+
+    contestant: str
+    status: PatchStatus
+    approved: bool | None = None
+    """The merge gate's answer under the configured policy; None when it was not judged."""
+
+
+class TaskRow(_Part):
+    """One task, for drill-down: every policy's pick and every patch's status."""
+
+    task: str
+    title: str
+    scored: bool
+    not_scored: str | None = None
+    """Why the task is not scored."""
+    picks: list[PolicyPick]
+    patches: list[PatchRow]
+
+
+class Report(Record):
+    """`report.json`: everything the report shows, computed from the stored records."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    project: str
+    policy: Policy
+    """The configured judge policy."""
+    contestants: list[str]
+    examiners: list[str]
+    agents: AgentsSection
+    picking: PickingSection
+    gate: GateSection
+    evidence: EvidenceSection
+    funnel: FunnelSection
+    cost: CostSection
+    trials: TrialsSection | None = None
+    """Present only when some contestant ran more than one trial of a task."""
+    tasks: list[TaskRow]
+    """Every kept task, scored or not, in mining order."""
+
+
+def report_json_schema() -> dict[str, Any]:
+    """The JSON schema every `report.json` validates against."""
+    return {"$schema": SCHEMA_DIALECT, **Report.model_json_schema()}
+
+
+def duration(seconds: float | None) -> str:
+    """`45 s`, `3 m 05 s`, `2 h 10 m`; `n/a` when nothing was timed."""
+    if seconds is None:
+        return "n/a"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} m {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} m"
+
+
+def format_p(p: float) -> str:
+    """A p-value as a reader needs it: two decimals, three below 0.1, never a false zero."""
+    if p < 0.001:
+        return "< 0.001"
+    return f"{p:.3f}" if p < 0.1 else f"{p:.2f}"
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
+
+
+def _pct(share: float, *, sign: bool = True) -> str:
+    return f"{share * 100:.0f}{'%' if sign else ''}"

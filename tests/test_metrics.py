@@ -1,0 +1,186 @@
+"""The report's statistics against values worked out by hand (or from closed forms)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from bugbout_tui.report.metrics import (
+    Z95,
+    auc,
+    consistency_at_k,
+    mcnemar_exact,
+    median,
+    pass_at_k,
+    wilson,
+)
+
+Z2 = Z95 * Z95
+
+# --- Wilson --------------------------------------------------------------------------
+
+
+def test_wilson_is_undefined_without_trials() -> None:
+    assert wilson(0, 0) is None
+
+
+def test_wilson_at_zero_successes_starts_at_zero() -> None:
+    # With no success the upper end has the closed form z²/(n + z²).
+    interval = wilson(0, 10)
+    assert interval is not None
+    assert interval.low == 0.0
+    assert interval.high == pytest.approx(Z2 / (10 + Z2), abs=1e-12)
+    assert interval.high == pytest.approx(0.2775, abs=1e-4)
+
+
+def test_wilson_at_all_successes_ends_at_one() -> None:
+    # Mirror image of the zero case: the lower end is n/(n + z²).
+    interval = wilson(10, 10)
+    assert interval is not None
+    assert interval.high == 1.0
+    assert interval.low == pytest.approx(10 / (10 + Z2), abs=1e-12)
+    assert interval.low == pytest.approx(0.7225, abs=1e-4)
+
+
+def test_wilson_for_21_of_30_matches_the_published_interval() -> None:
+    # 21/30 is [0.521, 0.833]. By hand: centre (0.7 + 0.064024)/1.128049 = 0.677297,
+    # half-width 1.737481 · sqrt(0.007 + 0.001067) = 0.156055.
+    interval = wilson(21, 30)
+    assert interval is not None
+    assert interval.low == pytest.approx(0.5212, abs=1e-4)
+    assert interval.high == pytest.approx(0.8334, abs=1e-4)
+
+
+def test_wilson_by_the_formula_for_a_middle_value() -> None:
+    n, k = 30, 20
+    p = k / n
+    centre = (p + Z2 / (2 * n)) / (1 + Z2 / n)
+    half = Z95 / (1 + Z2 / n) * math.sqrt(p * (1 - p) / n + Z2 / (4 * n * n))
+    interval = wilson(k, n)
+    assert interval is not None
+    assert interval == pytest.approx((centre - half, centre + half), abs=1e-12)
+    assert interval.low == pytest.approx(0.4878, abs=1e-4)
+
+
+def test_wilson_takes_an_expected_count() -> None:
+    interval = wilson(1.5, 3)
+    assert interval is not None
+    assert interval.low < 0.5 < interval.high
+    assert interval.low == pytest.approx(1 - interval.high, abs=1e-12)
+
+
+@pytest.mark.parametrize(("successes", "n"), [(-1, 10), (11, 10), (1, -1)])
+def test_wilson_refuses_impossible_counts(successes: int, n: int) -> None:
+    with pytest.raises(ValueError, match="between 0 and n"):
+        wilson(successes, n)
+
+
+# --- McNemar --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("b", "c", "p"),
+    [
+        (0, 0, 1.0),
+        (1, 0, 1.0),  # 2 · ½ = 1
+        (0, 1, 1.0),
+        (2, 1, 1.0),  # 2 · (1 + 3)/8 = 1
+        (5, 0, 0.0625),  # 2 · 1/32
+        (0, 5, 0.0625),
+        (6, 1, 0.125),  # 2 · (1 + 7)/128
+        (2, 0, 0.5),
+        (10, 0, 2 / 1024),
+    ],
+)
+def test_mcnemar_exact_by_hand(b: int, c: int, p: float) -> None:
+    assert mcnemar_exact(b, c) == pytest.approx(p, abs=1e-15)
+
+
+def test_mcnemar_refuses_negative_counts() -> None:
+    with pytest.raises(ValueError, match="negative"):
+        mcnemar_exact(-1, 2)
+
+
+# --- AUC ------------------------------------------------------------------------------
+
+
+def test_auc_counts_ties_as_half() -> None:
+    # Pairs: 1>.5, 1>0, .5=.5 (half), .5>0 → (1 + 1 + 0.5 + 1) / 4.
+    assert auc([1, 0.5], [0.5, 0]) == 0.875
+
+
+def test_auc_of_identical_scores_is_a_coin_flip() -> None:
+    assert auc([1, 1, 1], [1, 1]) == 0.5
+
+
+def test_auc_perfect_and_reversed() -> None:
+    assert auc([0.9, 0.8], [0.1, 0.2]) == 1.0
+    assert auc([0.1], [0.5, 0.9]) == 0.0
+
+
+def test_auc_with_repeated_scores_on_both_sides() -> None:
+    # pos [0, 0, 1] vs neg [0]: half, half, win → 2/3.
+    assert auc([0, 0, 1], [0]) == pytest.approx(2 / 3)
+    # pos [1, 1, 0, 0] vs neg [1, 1, 1]: six ties and six losses → 3/12.
+    assert auc([1, 1, 0, 0], [1, 1, 1]) == 0.25
+
+
+@pytest.mark.parametrize(("positives", "negatives"), [([], [0.5]), ([0.5], []), ([], [])])
+def test_auc_is_undefined_for_an_empty_class(
+    positives: list[float], negatives: list[float]
+) -> None:
+    assert auc(positives, negatives) is None
+
+
+# --- pass@k, consistency@k, median ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("k", "expected"),
+    [
+        (1, 1 - 3 / 5),  # 1 - C(3,1)/C(5,1)
+        (2, 1 - 3 / 10),  # 1 - C(3,2)/C(5,2)
+        (3, 1 - 1 / 10),  # 1 - C(3,3)/C(5,3)
+        (4, 1.0),  # C(3,4) = 0: any 4 of 5 include a right one
+        (5, 1.0),
+    ],
+)
+def test_pass_at_k_for_two_right_of_five(k: int, expected: float) -> None:
+    assert pass_at_k(5, 2, k) == pytest.approx(expected, abs=1e-15)
+
+
+def test_pass_at_k_edges() -> None:
+    assert pass_at_k(3, 0, 3) == 0.0
+    assert pass_at_k(3, 3, 1) == 1.0
+
+
+@pytest.mark.parametrize(("n", "c", "k"), [(5, 6, 1), (5, -1, 1), (5, 2, 0), (5, 2, 6)])
+def test_pass_at_k_refuses_impossible_arguments(n: int, c: int, k: int) -> None:
+    with pytest.raises(ValueError):
+        pass_at_k(n, c, k)
+
+
+def test_consistency_counts_tasks_whose_k_runs_agree() -> None:
+    runs = [
+        ["resolved", "resolved", "resolved"],  # same
+        ["resolved", "wrong-fix", "resolved"],  # differs
+        ["no-fix", "no-fix", "no-fix"],  # same, though never right
+        ["resolved", "resolved"],  # too few runs for k = 3: not counted
+    ]
+    assert consistency_at_k(runs, 3) == pytest.approx(2 / 3)
+    # At k = 2 only the first two runs of each task are compared; all four count.
+    assert consistency_at_k(runs, 2) == pytest.approx(3 / 4)
+
+
+def test_consistency_without_enough_runs_is_undefined() -> None:
+    assert consistency_at_k([["resolved"]], 2) is None
+    assert consistency_at_k([], 1) is None
+    with pytest.raises(ValueError):
+        consistency_at_k([["resolved"]], 0)
+
+
+def test_median() -> None:
+    assert median([]) is None
+    assert median([3.0, 1.0, 2.0]) == 2.0
+    assert median([4.0, 1.0, 2.0, 3.0]) == 2.5
