@@ -62,6 +62,8 @@ class Session:
         hidden: Paths no confined part of the agent may read (the fix's pristine tree,
             the repository's history); an adapter building its own `Confinement` for the
             agent's commands passes them on.
+        readable: Paths a confined part must still read although they lie inside a
+            hidden one (the test interpreter's environment inside the project).
     """
 
     prompt: str
@@ -74,6 +76,7 @@ class Session:
     test_command: str
     base_env: Mapping[str, str]
     hidden: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] = ()
 
 
 @dataclass
@@ -294,10 +297,10 @@ def copy_credentials(source: Path, target: Path, names: Iterable[str]) -> list[s
 
 
 def read_log(logdir: Path, name: str) -> str:
-    """A log file's text, or "" when the agent never got to write it."""
+    """A log file's text, or "" when the agent never got to write it (or made it unreadable)."""
     try:
         return (logdir / name).read_text(encoding="utf-8", errors="replace")
-    except (FileNotFoundError, NotADirectoryError):
+    except OSError:
         return ""
 
 

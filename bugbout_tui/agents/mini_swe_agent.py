@@ -148,6 +148,7 @@ class MiniSweAgent(CodingAgent):
             network=False,
             env=command_env,
             hidden=session.hidden,
+            readable=session.readable,
         )
         sandboxed = session.sandbox.wrap(
             ["bash", "-c", PLACEHOLDER], confinement, cwd=session.workdir

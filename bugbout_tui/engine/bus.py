@@ -5,11 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, Literal
 
 from bugbout_tui.core.events import AttemptOutput, BaseEvent
 
 Subscriber = Callable[[BaseEvent], None]
+
+LINE_LIMIT = 500
+"""Characters of one output line an event carries; the log file keeps the whole line."""
 
 
 class EventBus:
@@ -28,7 +31,7 @@ class EventBus:
             self._journal = journal.open("w", encoding="utf-8")
         self._interval = 1.0 / lines_per_second
         self._last_sent: dict[str, float] = {}
-        self._held: dict[str, AttemptOutput] = {}
+        self._held: dict[str, tuple[Literal["stdout", "stderr"], str]] = {}
         self._skipped: dict[str, int] = {}
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
@@ -38,16 +41,41 @@ class EventBus:
 
     def emit(self, event: BaseEvent) -> None:
         if isinstance(event, AttemptOutput):
-            self._output(event)
+            self.output(event.attempt, event.stream, event.line)
             return
         self._deliver(event)
+
+    def output(self, attempt: str, stream: Literal["stdout", "stderr"], line: str) -> None:
+        """One line an agent printed; the event is built only for lines that get through,
+        so a flood of output costs a counter per line, not an object."""
+        now = time.monotonic()
+        if now - self._last_sent.get(attempt, 0.0) >= self._interval:
+            skipped = self._skipped.pop(attempt, 0)
+            self._held.pop(attempt, None)
+            self._last_sent[attempt] = now
+            self._deliver(
+                AttemptOutput(
+                    attempt=attempt, stream=stream, line=line[:LINE_LIMIT], skipped=skipped
+                )
+            )
+        else:
+            self._held[attempt] = (stream, line)
+            self._skipped[attempt] = self._skipped.get(attempt, 0) + 1
 
     def flush_output(self, attempt: str) -> None:
         """Send the newest held line of an attempt, e.g. just before it finishes."""
         held = self._held.pop(attempt, None)
         if held is not None:
             skipped = self._skipped.pop(attempt, 0)
-            self._deliver(held.model_copy(update={"skipped": max(skipped - 1, 0)}))
+            stream, line = held
+            self._deliver(
+                AttemptOutput(
+                    attempt=attempt,
+                    stream=stream,
+                    line=line[:LINE_LIMIT],
+                    skipped=max(skipped - 1, 0),
+                )
+            )
             self._last_sent[attempt] = time.monotonic()
 
     def flush_due(self) -> None:
@@ -64,17 +92,6 @@ class EventBus:
         if self._journal is not None:
             self._journal.close()
             self._journal = None
-
-    def _output(self, event: AttemptOutput) -> None:
-        now = time.monotonic()
-        if now - self._last_sent.get(event.attempt, 0.0) >= self._interval:
-            skipped = self._skipped.pop(event.attempt, 0)
-            self._held.pop(event.attempt, None)
-            self._last_sent[event.attempt] = now
-            self._deliver(event.model_copy(update={"skipped": skipped}) if skipped else event)
-        else:
-            self._held[event.attempt] = event
-            self._skipped[event.attempt] = self._skipped.get(event.attempt, 0) + 1
 
     def _deliver(self, event: BaseEvent) -> None:
         if self._journal is not None:

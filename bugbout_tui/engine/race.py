@@ -8,9 +8,11 @@ What the agent says it did is kept as its summary; what counts is the disk.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import shutil
+import stat
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,7 +25,6 @@ from bugbout_tui.agents.base import STDERR_LOG, STDOUT_LOG, CodingAgent, Session
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.events import (
     AttemptFinished,
-    AttemptOutput,
     AttemptQueued,
     AttemptStarted,
     AttemptStatus,
@@ -75,6 +76,21 @@ def test_command(environment: Environment, source: str, tests: str) -> str:
     )
 
 
+def _keep_plain_files(root: Path) -> None:
+    """Delete whatever in `root` is neither a regular file nor a directory.
+
+    The agent could write its log directory; bugbout reads it afterwards, unconfined. A
+    link left there would point bugbout at any file of the user (which would then be
+    stored as the attempt's summary), and a FIFO would block the run forever.
+    """
+    for parent, directories, files in os.walk(root):  # links to directories: not entered
+        for name in [*directories, *files]:
+            path = os.path.join(parent, name)
+            with contextlib.suppress(FileNotFoundError):
+                if not stat.S_ISREG(mode := os.lstat(path).st_mode) and not stat.S_ISDIR(mode):
+                    os.unlink(path)
+
+
 class Race:
     """Runs the attempts a bout still needs and returns every stored attempt per task."""
 
@@ -107,14 +123,16 @@ class Race:
         )
         """What no agent may read: the fix's pristine trees, the history, the results,
         other attempts. An attempt's own directories are writable, so they stay visible."""
+        self.readable = _interpreter_dirs(environment, self.hidden)
+        """The test interpreter's directory, shown again if it lies in a hidden path (a
+        `.venv` inside the project): the prompt tells the agent to run the tests with it."""
 
     async def run(self, tasks: Sequence[Task]) -> dict[str, list[Attempt]]:
         jobs: list[Job] = []
         waiting: dict[int, tuple[Task, Entrant, str]] = {}
         for task in tasks:  # task-major order: each lane alternates between its agents
             for entrant in self.entrants:
-                stored = self._stored(task, entrant)
-                if stored is not None and not (self.retry_failed and stored.status in RETRYABLE):
+                if not self._needed(task, self._stored(task, entrant)):
                     continue
                 attempt_id = f"{task.id}/{entrant.agent.name}"
                 self.bus.emit(
@@ -147,6 +165,15 @@ class Race:
             task.id: [a for e in self.entrants if (a := self._stored(task, e)) is not None]
             for task in tasks
         }
+
+    def _needed(self, task: Task, stored: Attempt | None) -> bool:
+        """Whether to run an attempt. One skipped for want of issue text runs once the
+        task has its text: no agent was started, so nothing would run twice."""
+        if stored is None:
+            return True
+        if stored.status == "skipped":
+            return bool(task.statement)
+        return self.retry_failed and stored.status in RETRYABLE
 
     def _stored(self, task: Task, entrant: Entrant) -> Attempt | None:
         store = self.project.store
@@ -203,6 +230,7 @@ class Race:
                 test_command=test_command(self.environment, cfg.source, cfg.tests),
                 base_env=dict(os.environ),
                 hidden=self.hidden,
+                readable=self.readable,
             )
             invocation = agent.invocation(session)
         except BugboutError as exc:
@@ -217,13 +245,7 @@ class Race:
             argv = self.sandbox.wrap(argv, confinement, cwd=copy.path)
 
         def on_line(stream: str, line: str) -> None:
-            self.bus.emit(
-                AttemptOutput(
-                    attempt=attempt_id,
-                    stream="stderr" if stream == "stderr" else "stdout",
-                    line=line[:500],
-                )
-            )
+            self.bus.output(attempt_id, "stderr" if stream == "stderr" else "stdout", line)
 
         try:
             result = await run_process(
@@ -243,8 +265,20 @@ class Race:
             )  # fmt: skip
         finally:
             self.bus.flush_output(attempt_id)
-        patch = await asyncio.to_thread(harvest, copy, source_dir=cfg.source, tests_dir=cfg.tests)
-        report = agent.parse(logdir, result.returncode)
+        await asyncio.to_thread(_keep_plain_files, logdir)
+        try:
+            patch = await asyncio.to_thread(
+                harvest, copy, source_dir=cfg.source, tests_dir=cfg.tests
+            )
+            report = agent.parse(logdir, result.returncode)
+        except (BugboutError, OSError) as exc:  # one attempt's mess must not sink the race
+            problem = exc.message if isinstance(exc, BugboutError) else str(exc)
+            self.bus.emit(ErrorRaised(message=problem, task=task.id))
+            return self._record(
+                task, entrant, attempt_id, started_at, clock, logdir,
+                status="crashed", detail=f"could not read what it left: {problem}",
+                exit_code=result.returncode,
+            )  # fmt: skip
         status: AttemptStatus
         detail: str | None
         if result.timed_out:
@@ -280,13 +314,18 @@ class Race:
         """The adapter's confinement with the answer hidden; an outer one for agents that
         confine their own commands, so their process cannot read the answer either."""
         if asked is not None:
-            return dataclasses.replace(asked, hidden=(*asked.hidden, *self.hidden))
+            return dataclasses.replace(
+                asked,
+                hidden=(*asked.hidden, *self.hidden),
+                readable=(*asked.readable, *self.readable),
+            )
         if not entrant.agent.wants_sandbox:
             return None
         return Confinement(
             writable=(session.workdir, session.logdir, session.home),
             network=True,
             env=env,
+            readable=self.readable,
             hidden=self.hidden,
         )
 
@@ -339,3 +378,18 @@ class Race:
             )
         )
         return attempt
+
+
+def _interpreter_dirs(environment: Environment, hidden: Sequence[Path]) -> tuple[Path, ...]:
+    """The environment holding the test interpreter, unless showing it would show a
+    hidden path too (an interpreter at the repository's root, say)."""
+    if environment.root is not None:
+        home = environment.root
+    else:
+        python = Path(os.path.abspath(environment.python))
+        home = python.parent.parent if python.parent.name == "bin" else python.parent
+    home = Path(os.path.realpath(home))
+    for path in map(os.path.realpath, hidden):
+        if home == Path(path) or home in Path(path).parents:
+            return ()
+    return (home,)
