@@ -51,6 +51,17 @@ class Store:
         return self.root / "matrices"
 
     @property
+    def verdicts_path(self) -> Path:
+        return self.root / "verdicts.json"
+
+    @property
+    def resolutions_path(self) -> Path:
+        return self.root / "resolutions.json"
+
+    def matrix_path(self, task: str) -> Path:
+        return self.matrices_dir / f"{task}.json"
+
+    @property
     def events_path(self) -> Path:
         return self.root / "events.jsonl"
 

@@ -21,18 +21,23 @@ from bugbout_tui.core.events import (
     StageFinished,
     StageStarted,
 )
-from bugbout_tui.core.models import Attempt, OracleSet, Task, TaskSet
+from bugbout_tui.core.models import Attempt, Matrix, OracleSet, ResolutionSet, Task, TaskSet
 from bugbout_tui.engine.bus import EventBus
+from bugbout_tui.engine.examine import CrossExamination
 from bugbout_tui.engine.ground_truth import GroundTruth
 from bugbout_tui.engine.mining import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import Entrant, Race
+from bugbout_tui.engine.reporting import judge_matrices, load_report, write_report
+from bugbout_tui.engine.scoring import Scoring
 from bugbout_tui.infra.env import Environment, ensure_environment
 from bugbout_tui.infra.git import open_repository
 from bugbout_tui.infra.sandbox import Sandbox, select_sandbox
+from bugbout_tui.report import Report
+from bugbout_tui.stages.judge import VerdictSet
 
-RUNNABLE_STAGES: tuple[Stage, ...] = ("mine", "ground-truth", "race")
-"""The stages this version can run; `--until` accepts these."""
+RUNNABLE_STAGES: tuple[Stage, ...] = STAGES
+"""Every stage, in order; `--until` accepts each."""
 
 
 class Bout:
@@ -55,6 +60,11 @@ class Bout:
         self.taskset: TaskSet | None = None
         self.oracles: OracleSet | None = None
         self.attempts: dict[str, list[Attempt]] = {}
+        self.matrices: dict[str, Matrix] = {}
+        self.verdicts: VerdictSet | None = None
+        self.resolutions: ResolutionSet | None = None
+        self.report: Report | None = None
+        self._entrants: list[Entrant] | None = None
         self._repo: Path | None = None
         self._environment: Environment | None = None
         self._sandbox: Sandbox | None = None
@@ -66,11 +76,11 @@ class Bout:
     def subscribe(self, subscriber: Callable[[BaseEvent], None]) -> Callable[[], None]:
         return self.bus.subscribe(subscriber)
 
-    def run(self, *, until: Stage | None = None) -> None:
-        """Run the pipeline to `until` (default: as far as this version goes)."""
-        asyncio.run(self.arun(until=until))
+    def run(self, *, until: Stage | None = None) -> Report | None:
+        """Run the pipeline to `until` (default: the end) and return the report, if reached."""
+        return asyncio.run(self.arun(until=until))
 
-    async def arun(self, *, until: Stage | None = None) -> None:
+    async def arun(self, *, until: Stage | None = None) -> Report | None:
         stages = _stages_until(until)
         with self.project.store.lock():
             self.bus.emit(
@@ -90,6 +100,7 @@ class Bout:
                 self.bus.emit(BoutFinished(outcome="done"))
             finally:
                 self.bus.close()
+        return self.report
 
     @contextlib.asynccontextmanager
     async def _stage(self, stage: Stage) -> AsyncIterator[None]:
@@ -116,6 +127,33 @@ class Bout:
                 retry_failed=self.retry_failed,
             )
             self.attempts = await race.run(self.scored_tasks())
+        elif stage == "examine":
+            examination = CrossExamination(
+                self.project,
+                self.repo(),
+                await self.environment(),
+                self.sandbox(),
+                self.bus,
+                vendors={e.agent.name: e.agent.vendor or "unknown" for e in self.entrants()},
+            )
+            self.matrices = await examination.run(self.scored_tasks(), self.attempts)
+        elif stage == "judge":
+            self.verdicts = judge_matrices(self.project, self.matrices)
+        elif stage == "score":
+            assert self.oracles is not None
+            scoring = Scoring(
+                self.project, self.repo(), await self.environment(), self.sandbox(), self.bus
+            )
+            self.resolutions = await scoring.run(self.scored_tasks(), self.oracles, self.attempts)
+        elif stage == "report":
+            entrants = self.entrants()
+            self.report = load_report(
+                self.project,
+                judge=False,
+                contestants=[e.agent.name for e in entrants if e.role == "contestant"],
+                examiners=[e.agent.name for e in entrants if e.role == "examiner"],
+            )
+            write_report(self.project, self.report)
 
     def raceable_tasks(self) -> list[Task]:
         """Mined tasks a person has not excluded (and accepted, when review is required)."""
@@ -130,6 +168,11 @@ class Bout:
 
     def entrants(self) -> list[Entrant]:
         """The contestants and examiners, from the config unless given as objects."""
+        if self._entrants is None:
+            self._entrants = self._make_entrants()
+        return self._entrants
+
+    def _make_entrants(self) -> list[Entrant]:
         cfg = self.project.config
         if self._contestants is not None:
             contestants = [Entrant(agent) for agent in self._contestants]
@@ -178,6 +221,19 @@ class Bout:
             counts = Counter(a.status for a in attempts)
             shown = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
             return f"{len(attempts)} attempts ({shown or 'none'})"
+        if stage == "examine":
+            runs = sum(len(m.trees) for m in self.matrices.values())
+            return f"{len(self.matrices)} matrices, {runs} trees"
+        if stage == "judge" and self.verdicts is not None:
+            policy = self.project.config.judge.policy
+            picks = sum(1 for v in self.verdicts.verdicts.values() if v[policy].pick is not None)
+            return f"{picks} of {len(self.verdicts.verdicts)} tasks picked under {policy}"
+        if stage == "score" and self.resolutions is not None:
+            patches = [r for per in self.resolutions.patches.values() for r in per.values()]
+            resolved = sum(1 for r in patches if r.status == "resolved")
+            return f"{resolved} of {len(patches)} patches resolved"
+        if stage == "report":
+            return f"written to {self.project.store.root / 'report.md'}"
         return "done"
 
 
@@ -188,6 +244,3 @@ def _stages_until(until: Stage | None) -> tuple[Stage, ...]:
         known = ", ".join(RUNNABLE_STAGES)
         raise UsageError(f"cannot run until '{until}'; choose one of: {known}")
     return RUNNABLE_STAGES[: RUNNABLE_STAGES.index(until) + 1]
-
-
-__all__ = ["STAGES", "Bout"]

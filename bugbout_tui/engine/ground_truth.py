@@ -33,13 +33,8 @@ from bugbout_tui.infra.pytest_run import (
 )
 from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.infra.trees import copy_tree, pristine_tree, repo_key
+from bugbout_tui.stages.examine import is_test_module
 from bugbout_tui.stages.oracle import compute_oracle, unrunnable
-
-
-def is_test_module(path: str) -> bool:
-    """Files pytest collects by default; helpers and conftests are installed, not run."""
-    name = PurePosixPath(path).name
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
 def import_paths(tree: Path, source: str) -> list[Path]:

@@ -1,0 +1,374 @@
+"""The cross-examination step of a bout: every author's tests on the unfixed code and on
+every patch, one pytest process per tree.
+
+A task with n patches costs n + 1 runs however many authors wrote tests, and the runs
+of all tasks share the cores. Each task's matrix is stored as soon as its trees are
+done; a later run adds only what is new (a new patch's tree, a new author's tests on the
+stored trees) and runs nothing when nothing changed. The layout of a tree and every
+decision that needs no disk are in `stages.examine`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bugbout_tui.core.errors import BugboutError
+from bugbout_tui.core.events import ErrorRaised, StageProgress, TestRunFinished, TestRunStarted
+from bugbout_tui.core.models import Attempt, Cell, Matrix, Task, TreeRun
+from bugbout_tui.core.paths import bugbout_home
+from bugbout_tui.engine.bus import EventBus
+from bugbout_tui.engine.ground_truth import import_paths
+from bugbout_tui.engine.project import Project
+from bugbout_tui.infra.env import Environment
+from bugbout_tui.infra.pytest_run import PytestCommand, TestRun, run_pytest
+from bugbout_tui.infra.sandbox import Sandbox
+from bugbout_tui.infra.trees import copy_tree, pristine_tree, repo_key
+from bugbout_tui.infra.workcopy import apply_patch
+from bugbout_tui.stages.examine import (
+    AUTHORS_DIR,
+    AuthorSpec,
+    Cast,
+    assemble,
+    cast_for,
+    cells_of,
+    overlay_files,
+    package_dirs,
+    package_name,
+    run_paths,
+    still_to_run,
+    suite_paths,
+    unrun_cells,
+)
+from bugbout_tui.stages.score import PATCH_DOES_NOT_APPLY
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """What every tree of one task is built from."""
+
+    task: Task
+    cast: Cast
+    base: Path
+    """The pristine tree of the base commit."""
+    workspace: Path
+    overlays: Mapping[str, Path]
+    """author → its test files laid over the base's, ready to copy into a tree."""
+    packages: Mapping[str, str]
+    """author → its directory under `AUTHORS_DIR`."""
+    suite: tuple[str, ...]
+    pythonpath: tuple[str, ...]
+    """Import roots relative to a tree."""
+    problems: tuple[str, ...]
+    """Why authors were left out, for the event bus (set up in a worker thread, which
+    must not call subscribers)."""
+
+
+class CrossExamination:
+    """Builds, runs and stores each task's cross-examination matrix."""
+
+    def __init__(
+        self,
+        project: Project,
+        repo: Path,
+        environment: Environment,
+        sandbox: Sandbox,
+        bus: EventBus,
+        *,
+        vendors: Mapping[str, str],
+        parallel: int | None = None,
+    ) -> None:
+        self.project = project
+        self.repo = repo
+        self.environment = environment
+        self.sandbox = sandbox
+        self.bus = bus
+        self.vendors = dict(vendors)
+        self.parallel = parallel or os.cpu_count() or 1
+        self.scratch = bugbout_home() / "work" / repo_key(repo) / "examine"
+
+    def matrix_path(self, task_id: str) -> Path:
+        return self.project.store.matrix_path(task_id)
+
+    async def run(
+        self, tasks: Sequence[Task], attempts: Mapping[str, Sequence[Attempt]]
+    ) -> dict[str, Matrix]:
+        """Every task's matrix, task id → matrix; a task that cannot be set up is left
+        out, with an error event saying why."""
+        runs = asyncio.Semaphore(self.parallel)
+        # Tasks in flight are bounded too, so scratch trees and overlays stay few.
+        in_flight = asyncio.Semaphore(self.parallel)
+        matrices: dict[str, Matrix] = {}
+        done = 0
+
+        async def one(task: Task) -> None:
+            nonlocal done
+            async with in_flight:
+                try:
+                    matrices[task.id] = await self._matrix_for(
+                        task, attempts.get(task.id, ()), runs
+                    )
+                except BugboutError as exc:
+                    self.bus.emit(ErrorRaised(message=exc.message, task=task.id))
+            done += 1
+            self.bus.emit(
+                StageProgress(stage="examine", done=done, total=len(tasks), detail=task.id)
+            )
+
+        async with asyncio.TaskGroup() as group:
+            for task in tasks:
+                group.create_task(one(task))
+        return {task.id: matrices[task.id] for task in tasks if task.id in matrices}
+
+    async def _matrix_for(
+        self, task: Task, attempts: Sequence[Attempt], runs: asyncio.Semaphore
+    ) -> Matrix:
+        """The task's matrix, with whatever the stored one lacks run now and stored."""
+        store = self.project.store
+        path = self.matrix_path(task.id)
+        stored = store.read(path, Matrix)
+        cfg = self.project.config
+        cast = cast_for(attempts, vendors=self.vendors, run_suite=cfg.judge.run_suite)
+        plan = still_to_run(stored, cast)
+        results: dict[str, TreeRun] = {}
+        if plan:
+            workspace = self.scratch / task.id
+            shutil.rmtree(workspace, ignore_errors=True)
+            workspace.mkdir(parents=True)
+            try:
+                setup = await asyncio.to_thread(self._setup, task, cast, plan, workspace)
+                for problem in setup.problems:
+                    self.bus.emit(ErrorRaised(message=problem, task=task.id))
+                cast = setup.cast
+                plan = still_to_run(stored, cast)
+                old_trees = set(stored.trees) if stored else set()
+                trees = await asyncio.gather(
+                    *(
+                        self._tree(
+                            setup, tree, index, names, fresh=tree not in old_trees, runs=runs
+                        )
+                        for index, (tree, names) in enumerate(plan.items())
+                    )
+                )
+            finally:
+                shutil.rmtree(workspace, ignore_errors=True)
+            results = {tree.tree: tree for tree in trees}
+        matrix = assemble(task.id, stored, cast, results)
+        if matrix != stored:
+            store.write(path, matrix)
+        return matrix
+
+    # --- preparing ------------------------------------------------------------------------
+
+    def _setup(
+        self, task: Task, cast: Cast, plan: Mapping[str, Sequence[str]], workspace: Path
+    ) -> _Setup:
+        """Read the base once: the suite's paths, and each new author's overlay.
+
+        An author whose test changes do not apply to the base's test files is left out,
+        with an error event: there is nothing of it to run.
+        """
+        cfg = self.project.config.project
+        base = pristine_tree(self.repo, task.base_commit)
+        top_level = [(entry.name, entry.is_dir()) for entry in os.scandir(base)]
+        tests_dir = base / cfg.tests
+        suite = suite_paths(cfg.tests, top_level) if tests_dir.is_dir() else []
+        dropped = [] if suite else ["suite"]
+        pythonpath = [str(p.relative_to(base)) for p in import_paths(base, cfg.source)]
+        if suite and tests_dir != base and not (tests_dir / "__init__.py").is_file():
+            # Agents ran their tests with pytest putting this directory on sys.path, so
+            # `from helpers import ...` found the base's helpers; it must here too.
+            pythonpath.append(cfg.tests)
+        running = {name for names in plan.values() for name in names}
+        authors = [a for a in cast.authors if a.kind != "suite" and a.name in running]
+        packages = {a.name: package_name(index, a.name) for index, a in enumerate(authors)}
+        files = overlay_files(
+            _walk(base),
+            source=cfg.source,
+            tests=cfg.tests,
+            hidden=[*task.test_files, *task.test_data_files],
+        )
+        overlays: dict[str, Path] = {}
+        problems: list[str] = []
+        for author in authors:
+            overlay = workspace / "authors" / packages[author.name]
+            try:
+                _lay_over(base, files, overlay, author)
+            except BugboutError as exc:
+                dropped.append(author.name)
+                problems.append(f"{author.name}'s tests cannot be installed: {exc.message}")
+                continue
+            overlays[author.name] = overlay
+        return _Setup(
+            task=task,
+            cast=cast.without(dropped),
+            base=base,
+            workspace=workspace,
+            overlays=overlays,
+            packages=packages,
+            suite=tuple(suite),
+            pythonpath=tuple(pythonpath),
+            problems=tuple(problems),
+        )
+
+    def _build(
+        self, setup: _Setup, tree: str, dest: Path, authors: Sequence[AuthorSpec]
+    ) -> str | None:
+        """A scratch tree: the base, the patch's source changes, each author's tests.
+        Returns why the tree cannot be built (the patch does not apply), else None."""
+        copy_tree(setup.base, dest)
+        patch = setup.cast.patch(tree)
+        if patch is not None:
+            try:
+                apply_patch(dest, patch.source)
+            except BugboutError as exc:
+                return f"{PATCH_DOES_NOT_APPLY}: {exc.message.replace(str(dest), 'the tree')}"
+        for author in authors:
+            if author.kind != "suite":
+                copy_tree(
+                    setup.overlays[author.name], dest / AUTHORS_DIR / setup.packages[author.name]
+                )
+        return None
+
+    # --- running --------------------------------------------------------------------------
+
+    async def _tree(
+        self,
+        setup: _Setup,
+        tree: str,
+        index: int,
+        names: Sequence[str],
+        *,
+        fresh: bool,
+        runs: asyncio.Semaphore,
+    ) -> TreeRun:
+        """One tree's run of `names`' tests; when that run fails as a whole, each author's
+        tests run again alone, so one author's test that kills or hangs pytest (or a
+        conftest that cannot be imported there) costs only its own cells.
+
+        The tree is in error only when it is new and nothing could run on it: then the
+        failure is the tree's (its patch does not apply, or breaks every run).
+        """
+        authors = [setup.cast.author(name) for name in names]
+        failed, run = await self._run(setup, tree, f"tree-{index}", authors, tree, runs)
+        if failed is not None:
+            return TreeRun(tree=tree, error=failed)
+        if run is None or run.error is None:
+            return TreeRun(tree=tree, cells={} if run is None else _cells(setup, authors, run))
+        if len(authors) == 1:
+            if fresh:
+                return TreeRun(tree=tree, error=run.error)
+            return TreeRun(tree=tree, cells={authors[0].name: _unrun(setup, authors[0], run)})
+        alone = await asyncio.gather(
+            *(
+                self._run(setup, tree, f"tree-{index}-{n}", [a], f"{tree} ({a.name} alone)", runs)
+                for n, a in enumerate(authors)
+            )
+        )
+        solo_runs = [solo for _, solo in alone]
+        if fresh and all(solo is None or solo.error is not None for solo in solo_runs):
+            return TreeRun(tree=tree, error=run.error)
+        cells: dict[str, dict[str, Cell]] = {}
+        for author, solo in zip(authors, solo_runs, strict=True):
+            if solo is not None and solo.error is None:
+                cells.update(_cells(setup, [author], solo))
+            else:
+                cells[author.name] = _unrun(setup, author, solo or run)
+        return TreeRun(tree=tree, cells=cells)
+
+    async def _run(
+        self,
+        setup: _Setup,
+        tree: str,
+        folder: str,
+        authors: Sequence[AuthorSpec],
+        label: str,
+        runs: asyncio.Semaphore,
+    ) -> tuple[str | None, TestRun | None]:
+        """Build a scratch tree and run `authors`' tests in it.
+
+        Returns why the tree could not be built, or the run (None when nobody has tests
+        to run there, so only the patch's applying was checked).
+        """
+        cfg = self.project.config
+        dest = setup.workspace / folder
+        if not authors and setup.cast.patch(tree) is None:
+            return None, None  # the unfixed code with nobody's tests: nothing to learn
+        async with runs:
+            try:
+                failed = await asyncio.to_thread(self._build, setup, tree, dest, authors)
+                if failed is not None or not authors:
+                    return failed, None
+                self.bus.emit(TestRunStarted(task=setup.task.id, label=label))
+                run = await run_pytest(
+                    PytestCommand(
+                        python=self.environment.python,
+                        tree=dest,
+                        paths=run_paths(authors, setup.packages, setup.suite),
+                        pythonpath=[dest / path for path in setup.pythonpath],
+                        pytest_args=cfg.project.pytest_args,
+                        env=cfg.project.env,
+                        timeout=cfg.run.test_timeout,
+                    ),
+                    self.sandbox,
+                    workdir=setup.workspace / f"{folder}.run",
+                )
+            finally:
+                await asyncio.to_thread(shutil.rmtree, dest, True)
+        outcomes = [result.outcome for result in run.outcomes.values()]
+        self.bus.emit(
+            TestRunFinished(
+                task=setup.task.id,
+                label=label,
+                passed=outcomes.count("passed"),
+                failed=outcomes.count("failed") + outcomes.count("error"),
+                seconds=run.duration,
+                error=run.error,
+            )
+        )
+        return None, run
+
+
+def _cells(
+    setup: _Setup, authors: Sequence[AuthorSpec], run: TestRun
+) -> dict[str, dict[str, Cell]]:
+    packages = {setup.packages[a.name]: a.name for a in authors if a.kind != "suite"}
+    suite = any(a.kind == "suite" for a in authors)
+    return cells_of(run.outcomes, packages, suite=suite)
+
+
+def _unrun(setup: _Setup, author: AuthorSpec, run: TestRun) -> dict[str, Cell]:
+    return unrun_cells(author, setup.suite, run.error or "the run failed as a whole")
+
+
+def _walk(root: Path) -> list[str]:
+    """Every file (and symlink) under `root`, as a path relative to it."""
+    found = []
+    for directory, subdirectories, files in os.walk(root):
+        relative = Path(directory).relative_to(root)
+        links = [d for d in subdirectories if (Path(directory) / d).is_symlink()]
+        found += [(relative / name).as_posix() for name in [*files, *links]]
+    return found
+
+
+def _lay_over(base: Path, files: Sequence[str], overlay: Path, author: AuthorSpec) -> None:
+    """The base's test files with the author's test changes applied, each directory on
+    the way to a module it runs made a package."""
+    overlay.mkdir(parents=True)
+    for path in files:
+        target = overlay / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(base / path, target, follow_symlinks=False)
+    apply_patch(overlay, author.tests_diff)
+    for module in author.modules:
+        if not (overlay / module).is_file():
+            raise BugboutError(f"its test module {module} is missing once its changes are applied")
+        for directory in package_dirs(module):
+            init = overlay / directory / "__init__.py"
+            if not init.exists():
+                init.parent.mkdir(parents=True, exist_ok=True)
+                init.touch()

@@ -1,0 +1,112 @@
+"""The report from whatever the store holds: nothing is run, so it takes a moment.
+
+Verdicts are recomputed from the stored matrices every time, under all four policies:
+the judge is pure and fast, and a policy switched in `bugbout.toml` must show at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from bugbout_tui.core.errors import UsageError
+from bugbout_tui.core.fs import write_atomic
+from bugbout_tui.core.models import Attempt, Matrix, OracleSet, ResolutionSet, TaskSet
+from bugbout_tui.core.store import Store
+from bugbout_tui.engine.project import Project
+from bugbout_tui.report import Report, build_report, render_markdown
+from bugbout_tui.stages.judge import VerdictSet, judge_all
+
+
+def stored_attempts(store: Store) -> dict[str, list[Attempt]]:
+    """Every stored attempt, per task, in a stable order."""
+    found: dict[str, list[Attempt]] = {}
+    if not store.attempts_dir.is_dir():
+        return found
+    for path in sorted(store.attempts_dir.glob("*/*.json")):
+        attempt = store.read(path, Attempt)
+        if attempt is not None:
+            found.setdefault(attempt.task, []).append(attempt)
+    return found
+
+
+def stored_matrices(store: Store) -> dict[str, Matrix]:
+    found: dict[str, Matrix] = {}
+    if not store.matrices_dir.is_dir():
+        return found
+    for path in sorted(store.matrices_dir.glob("*.json")):
+        matrix = store.read(path, Matrix)
+        if matrix is not None:
+            found[matrix.task] = matrix
+    return found
+
+
+def judge_matrices(project: Project, matrices: dict[str, Matrix]) -> VerdictSet:
+    """Every task under every policy, stored as `verdicts.json`."""
+    verdicts = VerdictSet(
+        policy=project.config.judge.policy,
+        verdicts={task: dict(judge_all(matrix)) for task, matrix in sorted(matrices.items())},
+    )
+    project.store.write(project.store.verdicts_path, verdicts)
+    return verdicts
+
+
+def load_report(
+    project: Project,
+    *,
+    judge: bool = True,
+    contestants: Sequence[str] | None = None,
+    examiners: Sequence[str] | None = None,
+) -> Report:
+    """Build the report from the store; `judge` re-judges and stores the verdicts.
+
+    `contestants` and `examiners` name the entrants when a bout was given adapter objects
+    rather than the config's tables.
+    """
+    store = project.store
+    taskset = store.read(store.tasks_path, TaskSet)
+    if taskset is None:
+        raise UsageError(
+            "nothing to report yet: no tasks have been mined.",
+            hint="Run `bugbout run` first.",
+        )
+    matrices = stored_matrices(store)
+    if judge:
+        verdicts = judge_matrices(project, matrices)
+    else:
+        verdicts = store.read(store.verdicts_path, VerdictSet) or VerdictSet(
+            policy=project.config.judge.policy
+        )
+    cfg = project.config
+    attempts = [a for group in stored_attempts(store).values() for a in group]
+    return build_report(
+        project=project.dir.name,
+        policy=cfg.judge.policy,
+        taskset=taskset,
+        oracles=store.read(store.oracles_path, OracleSet) or OracleSet(),
+        attempts=attempts,
+        matrices=matrices,
+        verdicts=verdicts.verdicts,
+        resolutions=store.read(store.resolutions_path, ResolutionSet)
+        or ResolutionSet(),
+        contestants=list(contestants)
+        if contestants is not None
+        else [c.name for c in cfg.contestants] or _names(attempts, "contestant"),
+        examiners=list(examiners)
+        if examiners is not None
+        else [e.name for e in cfg.examiners] or _names(attempts, "examiner"),
+    )
+
+
+def write_report(project: Project, report: Report) -> tuple[Path, Path]:
+    """`report.md` and `report.json` beside the other records."""
+    root = project.store.root
+    markdown, data = root / "report.md", root / "report.json"
+    write_atomic(markdown, render_markdown(report))
+    write_atomic(data, report.model_dump_json(indent=2) + "\n")
+    return markdown, data
+
+
+def _names(attempts: Sequence[Attempt], role: str) -> list[str]:
+    """Contestants seen in the store, for bouts run with adapter objects, not config."""
+    return sorted({a.contestant for a in attempts if a.role == role})

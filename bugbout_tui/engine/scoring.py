@@ -1,0 +1,193 @@
+"""The scoring step of a bout: every contestant's patch against the maintainers' tests.
+
+Only a patch's source changes are applied, to a copy of the unfixed code; the fix's own
+test files are put in after them, from the fix's pristine tree. Nothing else the agent
+wrote reaches the run: not its tests, not a root `conftest.py`, not its settings, so no
+patch can grade itself. Runs share the cores, and each score is stored the moment it is
+known, so a stopped run resumes with the patches it had not scored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from urllib.parse import quote
+
+from bugbout_tui.core.errors import BugboutError
+from bugbout_tui.core.events import ErrorRaised, StageProgress, TestRunFinished, TestRunStarted
+from bugbout_tui.core.models import Attempt, Oracle, OracleSet, Resolution, ResolutionSet, Task
+from bugbout_tui.core.paths import bugbout_home
+from bugbout_tui.engine.bus import EventBus
+from bugbout_tui.engine.ground_truth import import_paths
+from bugbout_tui.engine.project import Project
+from bugbout_tui.infra.env import Environment
+from bugbout_tui.infra.pytest_run import PytestCommand, TestRun, run_pytest
+from bugbout_tui.infra.sandbox import Sandbox
+from bugbout_tui.infra.trees import copy_tree, pristine_tree, repo_key
+from bugbout_tui.infra.workcopy import apply_patch
+from bugbout_tui.stages.examine import is_test_module
+from bugbout_tui.stages.score import (
+    PATCH_DOES_NOT_APPLY,
+    RUN_FAILED,
+    classify,
+    is_scored,
+    run_outcomes,
+    score_without_run,
+    took_a_run,
+    untestable,
+)
+
+
+class Scoring:
+    """Scores and stores every contestant's patch on every scored task."""
+
+    def __init__(
+        self,
+        project: Project,
+        repo: Path,
+        environment: Environment,
+        sandbox: Sandbox,
+        bus: EventBus,
+        *,
+        parallel: int | None = None,
+    ) -> None:
+        self.project = project
+        self.repo = repo
+        self.environment = environment
+        self.sandbox = sandbox
+        self.bus = bus
+        self.parallel = parallel or os.cpu_count() or 1
+        self.scratch = bugbout_home() / "work" / repo_key(repo) / "score"
+
+    @property
+    def path(self) -> Path:
+        return self.project.store.resolutions_path
+
+    async def run(
+        self,
+        tasks: Sequence[Task],
+        oracles: OracleSet,
+        attempts: Mapping[str, Sequence[Attempt]],
+    ) -> ResolutionSet:
+        """Score what is not scored yet; unscored tasks and skipped attempts get nothing."""
+        store = self.project.store
+        scores = store.read(self.path, ResolutionSet) or ResolutionSet()
+        to_run: list[tuple[Task, Oracle, Attempt]] = []
+        changed = False
+        for task in tasks:
+            oracle = oracles.oracles.get(task.id)
+            if oracle is None or not oracle.scored:
+                continue
+            for attempt in attempts.get(task.id, ()):
+                if not is_scored(attempt):
+                    continue
+                known = scores.patches.get(task.id, {}).get(attempt.contestant)
+                settled = score_without_run(attempt)
+                if settled is not None:
+                    if settled != known:
+                        scores.patches.setdefault(task.id, {})[attempt.contestant] = settled
+                        changed = True
+                elif known is None or not took_a_run(known):
+                    to_run.append((task, oracle, attempt))
+        if changed:
+            store.write(self.path, scores)
+        gate = asyncio.Semaphore(self.parallel)
+        done = 0
+
+        async def one(task: Task, oracle: Oracle, attempt: Attempt) -> None:
+            nonlocal done
+            async with gate:
+                resolution = await self._score(task, oracle, attempt)
+            scores.patches.setdefault(task.id, {})[attempt.contestant] = resolution
+            store.write(self.path, scores)
+            done += 1
+            self.bus.emit(
+                StageProgress(
+                    stage="score",
+                    done=done,
+                    total=len(to_run),
+                    detail=f"{task.id}/{attempt.contestant}",
+                )
+            )
+
+        async with asyncio.TaskGroup() as group:
+            for item in to_run:
+                group.create_task(one(*item))
+        return scores
+
+    async def _score(self, task: Task, oracle: Oracle, attempt: Attempt) -> Resolution:
+        name = attempt.contestant
+        workspace = self.scratch / task.id / quote(name, safe="")
+        shutil.rmtree(workspace, ignore_errors=True)
+        workspace.mkdir(parents=True)
+        try:
+            tree = workspace / "tree"
+            problem, modules = await asyncio.to_thread(self._prepare, task, attempt, tree)
+            if problem is not None:
+                return untestable(task.id, name, PATCH_DOES_NOT_APPLY, problem)
+            if not modules:
+                return untestable(task.id, name, RUN_FAILED, "the fix's test modules are missing")
+            run = await self._run(task, name, tree, modules, workspace / "run")
+        except BugboutError as exc:  # the trees could not be made at all
+            self.bus.emit(ErrorRaised(message=exc.message, task=task.id))
+            return untestable(task.id, name, RUN_FAILED, exc.message)
+        finally:
+            shutil.rmtree(workspace, ignore_errors=True)
+        if run.error is not None:
+            return untestable(task.id, name, RUN_FAILED, run.error)
+        tests = [*oracle.fail_to_pass, *oracle.pass_to_pass]
+        return classify(task.id, name, oracle, run_outcomes(run, tests))
+
+    def _prepare(self, task: Task, attempt: Attempt, tree: Path) -> tuple[str | None, list[str]]:
+        """The base with the patch's source changes, then the fix's test files over it.
+
+        Returns why the source changes do not apply (else None), and the test modules.
+        """
+        fixed = pristine_tree(self.repo, task.fix_commit)
+        copy_tree(pristine_tree(self.repo, task.base_commit), tree)
+        try:
+            apply_patch(tree, attempt.patch.source)
+        except BugboutError as exc:
+            return exc.message.replace(str(tree), "the unfixed code"), []
+        for path in [*task.test_files, *task.test_data_files]:
+            target = tree / path
+            if (fixed / path).is_file():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(fixed / path, target)
+            else:
+                target.unlink(missing_ok=True)
+        return None, [p for p in task.test_files if is_test_module(p) and (fixed / p).is_file()]
+
+    async def _run(
+        self, task: Task, label: str, tree: Path, modules: list[str], workdir: Path
+    ) -> TestRun:
+        cfg = self.project.config
+        self.bus.emit(TestRunStarted(task=task.id, label=label))
+        run = await run_pytest(
+            PytestCommand(
+                python=self.environment.python,
+                tree=tree,
+                paths=modules,
+                pythonpath=import_paths(tree, cfg.project.source),
+                pytest_args=cfg.project.pytest_args,
+                env=cfg.project.env,
+                timeout=cfg.run.test_timeout,
+            ),
+            self.sandbox,
+            workdir=workdir,
+        )
+        outcomes = [result.outcome for result in run.outcomes.values()]
+        self.bus.emit(
+            TestRunFinished(
+                task=task.id,
+                label=label,
+                passed=outcomes.count("passed"),
+                failed=outcomes.count("failed") + outcomes.count("error"),
+                seconds=run.duration,
+                error=run.error,
+            )
+        )
+        return run
