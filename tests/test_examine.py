@@ -20,7 +20,7 @@ import pytest
 from gitrepo import GitRepo
 from projects import write_config, write_issues
 
-import bugbout_tui.engine.examine as examine_engine
+import bugbout_tui.engine.testing as testing_engine
 from bugbout_tui.core import events as ev
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.events import BaseEvent
@@ -388,7 +388,7 @@ class Bench:
             self.commands.append(cmd)
             return await run_pytest(cmd, sandbox, **kwargs)
 
-        monkeypatch.setattr(examine_engine, "run_pytest", counted)
+        monkeypatch.setattr(testing_engine, "run_pytest", counted)
         stage = CrossExamination(
             self.project,
             self.repo.root,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_examine import OPS, RIGHT_OPS, WRONG_OPS, Bench
 
-import bugbout_tui.engine.scoring as scoring_engine
+import bugbout_tui.engine.testing as testing_engine
 from bugbout_tui.core.models import Attempt, Oracle, OracleSet, Resolution, ResolutionSet
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.engine.scoring import Scoring
@@ -163,7 +163,7 @@ class Scorer:
             self.results[cmd.tree.parent.name] = run
             return run
 
-        monkeypatch.setattr(scoring_engine, "run_pytest", counted)
+        monkeypatch.setattr(testing_engine, "run_pytest", counted)
 
     def score(self, oracles: OracleSet, attempts: list[Attempt]) -> ResolutionSet:
         stage = Scoring(

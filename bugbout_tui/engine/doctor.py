@@ -31,8 +31,8 @@ from bugbout_tui.agents.command import CommandAgent
 from bugbout_tui.agents.registry import agent_from_config
 from bugbout_tui.core.config import AgentConfig
 from bugbout_tui.core.errors import BugboutError, ToolMissingError
-from bugbout_tui.engine.ground_truth import import_paths
 from bugbout_tui.engine.project import Project
+from bugbout_tui.engine.testing import import_paths
 from bugbout_tui.infra.detect import github_from_remote
 from bugbout_tui.infra.env import Environment, ensure_environment, find_uv
 from bugbout_tui.infra.git import (

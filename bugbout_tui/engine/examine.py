@@ -18,16 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout_tui.core.errors import BugboutError
-from bugbout_tui.core.events import ErrorRaised, StageProgress, TestRunFinished, TestRunStarted
+from bugbout_tui.core.events import ErrorRaised, StageProgress
 from bugbout_tui.core.models import Attempt, Cell, Matrix, Task, TreeRun
-from bugbout_tui.core.paths import bugbout_home
 from bugbout_tui.engine.bus import EventBus
-from bugbout_tui.engine.ground_truth import import_paths
 from bugbout_tui.engine.project import Project
+from bugbout_tui.engine.testing import PytestStage, import_paths
 from bugbout_tui.infra.env import Environment
-from bugbout_tui.infra.pytest_run import PytestCommand, TestRun, run_pytest
+from bugbout_tui.infra.pytest_run import TestRun
 from bugbout_tui.infra.sandbox import Sandbox
-from bugbout_tui.infra.trees import copy_tree, pristine_tree, repo_key
+from bugbout_tui.infra.trees import copy_tree, pristine_tree
 from bugbout_tui.infra.workcopy import apply_patch
 from bugbout_tui.stages.examine import (
     AUTHORS_DIR,
@@ -68,8 +67,10 @@ class _Setup:
     must not call subscribers)."""
 
 
-class CrossExamination:
+class CrossExamination(PytestStage):
     """Builds, runs and stores each task's cross-examination matrix."""
+
+    stage_dir = "examine"
 
     def __init__(
         self,
@@ -82,14 +83,8 @@ class CrossExamination:
         vendors: Mapping[str, str],
         parallel: int | None = None,
     ) -> None:
-        self.project = project
-        self.repo = repo
-        self.environment = environment
-        self.sandbox = sandbox
-        self.bus = bus
+        super().__init__(project, repo, environment, sandbox, bus, parallel=parallel)
         self.vendors = dict(vendors)
-        self.parallel = parallel or os.cpu_count() or 1
-        self.scratch = bugbout_home() / "work" / repo_key(repo) / "examine"
 
     def matrix_path(self, task_id: str) -> Path:
         return self.project.store.matrix_path(task_id)
@@ -294,7 +289,6 @@ class CrossExamination:
         Returns why the tree could not be built, or the run (None when nobody has tests
         to run there, so only the patch's applying was checked).
         """
-        cfg = self.project.config
         dest = setup.workspace / folder
         if not authors and setup.cast.patch(tree) is None:
             return None, None  # the unfixed code with nobody's tests: nothing to learn
@@ -303,33 +297,16 @@ class CrossExamination:
                 failed = await asyncio.to_thread(self._build, setup, tree, dest, authors)
                 if failed is not None or not authors:
                     return failed, None
-                self.bus.emit(TestRunStarted(task=setup.task.id, label=label))
-                run = await run_pytest(
-                    PytestCommand(
-                        python=self.environment.python,
-                        tree=dest,
-                        paths=run_paths(authors, setup.packages, setup.suite),
-                        pythonpath=[dest / path for path in setup.pythonpath],
-                        pytest_args=cfg.project.pytest_args,
-                        env=cfg.project.env,
-                        timeout=cfg.run.test_timeout,
-                    ),
-                    self.sandbox,
-                    workdir=setup.workspace / f"{folder}.run",
+                run = await self.run_tests(
+                    setup.task.id,
+                    label,
+                    dest,
+                    run_paths(authors, setup.packages, setup.suite),
+                    setup.workspace / f"{folder}.run",
+                    pythonpath=[dest / path for path in setup.pythonpath],
                 )
             finally:
                 await asyncio.to_thread(shutil.rmtree, dest, True)
-        outcomes = [result.outcome for result in run.outcomes.values()]
-        self.bus.emit(
-            TestRunFinished(
-                task=setup.task.id,
-                label=label,
-                passed=outcomes.count("passed"),
-                failed=outcomes.count("failed") + outcomes.count("error"),
-                seconds=run.duration,
-                error=run.error,
-            )
-        )
         return None, run
 
 

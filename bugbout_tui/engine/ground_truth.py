@@ -9,61 +9,29 @@ is known, so a stopped run resumes with the tasks it had not finished.
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 from collections.abc import Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from bugbout_tui.core.events import (
     ErrorRaised,
     StageProgress,
-    TestRunFinished,
-    TestRunStarted,
 )
 from bugbout_tui.core.models import Oracle, OracleSet, Task
-from bugbout_tui.core.paths import bugbout_home
-from bugbout_tui.engine.bus import EventBus
-from bugbout_tui.engine.project import Project
-from bugbout_tui.infra.env import Environment
+from bugbout_tui.engine.testing import PytestStage
 from bugbout_tui.infra.pytest_run import (
-    PytestCommand,
     TestRun,
     expand_collection_errors,
-    run_pytest,
 )
-from bugbout_tui.infra.sandbox import Sandbox
-from bugbout_tui.infra.trees import copy_tree, pristine_tree, repo_key
+from bugbout_tui.infra.trees import copy_tree, pristine_tree
 from bugbout_tui.stages.examine import is_test_module
 from bugbout_tui.stages.oracle import compute_oracle, unrunnable
 
 
-def import_paths(tree: Path, source: str) -> list[Path]:
-    """What goes on PYTHONPATH so the tree's own package is the one imported."""
-    parent = PurePosixPath(source).parent
-    roots = [tree / parent] if str(parent) not in ("", ".") else []
-    return [*roots, tree]
-
-
-class GroundTruth:
+class GroundTruth(PytestStage):
     """Runs and stores the oracles of a project's tasks."""
 
-    def __init__(
-        self,
-        project: Project,
-        repo: Path,
-        environment: Environment,
-        sandbox: Sandbox,
-        bus: EventBus,
-        *,
-        parallel: int | None = None,
-    ) -> None:
-        self.project = project
-        self.repo = repo
-        self.environment = environment
-        self.sandbox = sandbox
-        self.bus = bus
-        self.parallel = parallel or os.cpu_count() or 1
-        self.scratch = bugbout_home() / "work" / repo_key(repo) / "oracle"
+    stage_dir = "oracle"
 
     async def run(self, tasks: Sequence[Task]) -> OracleSet:
         store = self.project.store
@@ -101,10 +69,12 @@ class GroundTruth:
             if not tests:
                 return unrunnable("the fix deleted the test modules it touched")
             base_run, first = await asyncio.gather(
-                self._run(task, "base", base, tests, workspace / "base-run"),
-                self._run(task, "fix", fix, tests, workspace / "fix-run-1"),
+                self.run_tests(task.id, "base", base, tests, workspace / "base-run"),
+                self.run_tests(task.id, "fix", fix, tests, workspace / "fix-run-1"),
             )
-            second = await self._run(task, "fix (2nd run)", fix, tests, workspace / "fix-run-2")
+            second = await self.run_tests(
+                task.id, "fix (2nd run)", fix, tests, workspace / "fix-run-2"
+            )
         except Exception as exc:  # a task that cannot be prepared must not sink the others
             self.bus.emit(ErrorRaised(message=str(exc), task=task.id))
             return unrunnable(f"its tests could not be set up: {exc}")
@@ -129,39 +99,6 @@ class GroundTruth:
             else:
                 target.unlink(missing_ok=True)
         return base, copy_tree(fixed, workspace / "fix")
-
-    async def _run(
-        self, task: Task, label: str, tree: Path, tests: list[str], workdir: Path
-    ) -> TestRun:
-        cfg = self.project.config
-        workdir.mkdir(parents=True, exist_ok=True)
-        self.bus.emit(TestRunStarted(task=task.id, label=label))
-        run = await run_pytest(
-            PytestCommand(
-                python=self.environment.python,
-                tree=tree,
-                paths=tests,
-                pythonpath=import_paths(tree, cfg.project.source),
-                pytest_args=cfg.project.pytest_args,
-                env=cfg.project.env,
-                timeout=cfg.run.test_timeout,
-            ),
-            self.sandbox,
-            workdir=workdir,
-        )
-        passed = sum(1 for r in run.outcomes.values() if r.outcome == "passed")
-        failed = sum(1 for r in run.outcomes.values() if r.outcome in ("failed", "error"))
-        self.bus.emit(
-            TestRunFinished(
-                task=task.id,
-                label=label,
-                passed=passed,
-                failed=failed,
-                seconds=run.duration,
-                error=run.error,
-            )
-        )
-        return run
 
 
 def _outcomes(run: TestRun) -> dict[str, str]:

@@ -35,9 +35,9 @@ from bugbout_tui.core.models import Attempt, Task, Tokens
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.core.paths import bugbout_home
 from bugbout_tui.engine.bus import EventBus
-from bugbout_tui.engine.ground_truth import import_paths
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.scheduler import Job, QuotaParkedError, run_in_lanes
+from bugbout_tui.engine.testing import import_paths
 from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.proc import run_process
 from bugbout_tui.infra.sandbox import Confinement, Sandbox

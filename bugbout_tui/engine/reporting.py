@@ -87,8 +87,7 @@ def load_report(
         attempts=attempts,
         matrices=matrices,
         verdicts=verdicts.verdicts,
-        resolutions=store.read(store.resolutions_path, ResolutionSet)
-        or ResolutionSet(),
+        resolutions=store.read(store.resolutions_path, ResolutionSet) or ResolutionSet(),
         contestants=list(contestants)
         if contestants is not None
         else [c.name for c in cfg.contestants] or _names(attempts, "contestant"),

@@ -10,23 +10,16 @@ known, so a stopped run resumes with the patches it had not scored.
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from urllib.parse import quote
 
 from bugbout_tui.core.errors import BugboutError
-from bugbout_tui.core.events import ErrorRaised, StageProgress, TestRunFinished, TestRunStarted
+from bugbout_tui.core.events import ErrorRaised, StageProgress
 from bugbout_tui.core.models import Attempt, Oracle, OracleSet, Resolution, ResolutionSet, Task
-from bugbout_tui.core.paths import bugbout_home
-from bugbout_tui.engine.bus import EventBus
-from bugbout_tui.engine.ground_truth import import_paths
-from bugbout_tui.engine.project import Project
-from bugbout_tui.infra.env import Environment
-from bugbout_tui.infra.pytest_run import PytestCommand, TestRun, run_pytest
-from bugbout_tui.infra.sandbox import Sandbox
-from bugbout_tui.infra.trees import copy_tree, pristine_tree, repo_key
+from bugbout_tui.engine.testing import PytestStage
+from bugbout_tui.infra.trees import copy_tree, pristine_tree
 from bugbout_tui.infra.workcopy import apply_patch
 from bugbout_tui.stages.examine import is_test_module
 from bugbout_tui.stages.score import (
@@ -41,26 +34,10 @@ from bugbout_tui.stages.score import (
 )
 
 
-class Scoring:
+class Scoring(PytestStage):
     """Scores and stores every contestant's patch on every scored task."""
 
-    def __init__(
-        self,
-        project: Project,
-        repo: Path,
-        environment: Environment,
-        sandbox: Sandbox,
-        bus: EventBus,
-        *,
-        parallel: int | None = None,
-    ) -> None:
-        self.project = project
-        self.repo = repo
-        self.environment = environment
-        self.sandbox = sandbox
-        self.bus = bus
-        self.parallel = parallel or os.cpu_count() or 1
-        self.scratch = bugbout_home() / "work" / repo_key(repo) / "score"
+    stage_dir = "score"
 
     @property
     def path(self) -> Path:
@@ -130,7 +107,7 @@ class Scoring:
                 return untestable(task.id, name, PATCH_DOES_NOT_APPLY, problem)
             if not modules:
                 return untestable(task.id, name, RUN_FAILED, "the fix's test modules are missing")
-            run = await self._run(task, name, tree, modules, workspace / "run")
+            run = await self.run_tests(task.id, name, tree, modules, workspace / "run")
         except BugboutError as exc:  # the trees could not be made at all
             self.bus.emit(ErrorRaised(message=exc.message, task=task.id))
             return untestable(task.id, name, RUN_FAILED, exc.message)
@@ -160,34 +137,3 @@ class Scoring:
             else:
                 target.unlink(missing_ok=True)
         return None, [p for p in task.test_files if is_test_module(p) and (fixed / p).is_file()]
-
-    async def _run(
-        self, task: Task, label: str, tree: Path, modules: list[str], workdir: Path
-    ) -> TestRun:
-        cfg = self.project.config
-        self.bus.emit(TestRunStarted(task=task.id, label=label))
-        run = await run_pytest(
-            PytestCommand(
-                python=self.environment.python,
-                tree=tree,
-                paths=modules,
-                pythonpath=import_paths(tree, cfg.project.source),
-                pytest_args=cfg.project.pytest_args,
-                env=cfg.project.env,
-                timeout=cfg.run.test_timeout,
-            ),
-            self.sandbox,
-            workdir=workdir,
-        )
-        outcomes = [result.outcome for result in run.outcomes.values()]
-        self.bus.emit(
-            TestRunFinished(
-                task=task.id,
-                label=label,
-                passed=outcomes.count("passed"),
-                failed=outcomes.count("failed") + outcomes.count("error"),
-                seconds=run.duration,
-                error=run.error,
-            )
-        )
-        return run
