@@ -7,11 +7,11 @@ import sys
 from collections.abc import Sequence
 
 from bugbout_tui import __version__
-from bugbout_tui.cli import doctor_cmd, init_cmd, run_cmd, tasks_cmd
+from bugbout_tui.cli import demo_cmd, doctor_cmd, init_cmd, report_cmd, run_cmd, tasks_cmd
 from bugbout_tui.cli.output import print_error
 from bugbout_tui.core.errors import BugboutError
 
-COMMANDS = (init_cmd, doctor_cmd, tasks_cmd, run_cmd)
+COMMANDS = (init_cmd, doctor_cmd, tasks_cmd, run_cmd, report_cmd, demo_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,1 +1,28 @@
-"""The built-in demo bout: a sample project with real fixed bugs, and scripted agents."""
+"""The built-in demo: a sample project with a real history of fixed bugs, and scripted agents.
+
+- `project` writes the sample repository (invoicekit), its issues file and its
+  bugbout.toml into a demo directory, and reuses one that is already there;
+- `bugs` holds the six bugs: the maintainers' side (report, fix, test) for the history,
+  and the agents' side (how to recognise each one, what each style does about it);
+- `agent` is the scripted agent, started by the race like any `command` agent.
+
+`bugbout demo` (`cli/demo_cmd.py`) ties them to the ordinary engine. The project writer
+is exported lazily: the agent starts once per attempt and needs none of it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bugbout_tui.demo.project import DemoProject, build_demo, default_demo_dir, prepare_demo
+
+__all__ = ["DemoProject", "build_demo", "default_demo_dir", "prepare_demo"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from bugbout_tui.demo import project
+
+        return getattr(project, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
