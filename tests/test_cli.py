@@ -154,3 +154,24 @@ def test_run_until_ground_truth_prints_progress_and_stores_oracles(
     assert "[ground-truth] 1 of 1 tasks scored" in result.stderr
     oracles = json.loads((project.root / ".bugbout" / "oracles.json").read_text())
     assert oracles["calc-3"]["fail_to_pass"] == ["tests/test_mean.py::test_empty"]
+
+
+def test_tasks_shows_ground_truth_and_the_prompt_once_run(project: GitRepo, tmp_path: Path) -> None:
+    write_config(project.root, "calc", extra='[project.env]\nCALC_MODE = "strict"\n')
+    write_issues(project.root, {3: ("mean() crashes on []", "It raises ZeroDivisionError.")})
+    home = tmp_path / "home"
+    before = bugbout("tasks", "--json", cwd=project.root, home=home)
+    assert "oracle" not in json.loads(before.stdout)["tasks"][0]
+    assert bugbout("run", "--until", "ground-truth", cwd=project.root, home=home).returncode == 0
+    after = json.loads(bugbout("tasks", "--json", cwd=project.root, home=home).stdout)
+    assert after["tasks"][0]["oracle"]["fail_to_pass"] == ["tests/test_mean.py::test_empty"]
+    shown = bugbout("tasks", "calc-3", cwd=project.root, home=home)
+    assert "1 fail→pass" in shown.stdout
+    prompt = bugbout("tasks", "calc-3", "--show-prompt", cwd=project.root, home=home)
+    assert prompt.returncode == 0, prompt.stderr
+    assert "It raises ZeroDivisionError." in prompt.stdout
+    assert "CALC_MODE=strict PYTHONPATH=src:. " in prompt.stdout
+    examiner = bugbout(
+        "tasks", "calc-3", "--show-prompt", "--role", "specify", cwd=project.root, home=home
+    )
+    assert "Do NOT fix it" in examiner.stdout

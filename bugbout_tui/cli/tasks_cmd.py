@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 from typing import Any
 
@@ -14,9 +15,13 @@ from rich.text import Text
 from bugbout_tui.cli.output import stderr, stdout
 from bugbout_tui.core.config import Config
 from bugbout_tui.core.errors import UsageError
-from bugbout_tui.core.models import Reason, Task, TaskSet
+from bugbout_tui.core.models import Oracle, OracleSet, Reason, Task, TaskSet
 from bugbout_tui.engine.mining import mine_tasks
 from bugbout_tui.engine.project import Project
+from bugbout_tui.engine.race import test_command
+from bugbout_tui.infra.env import ensure_environment
+from bugbout_tui.infra.git import open_repository
+from bugbout_tui.stages.prompts import Role, render_prompt
 
 REASON_TEXT = {
     Reason.NOT_A_FIX: "the title does not read like a bug fix",
@@ -40,6 +45,17 @@ def register(commands: Any) -> None:
     parser.add_argument("task", nargs="?", metavar="ID", help="show one task in full")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--refresh", action="store_true", help="mine again even if nothing changed")
+    parser.add_argument(
+        "--show-prompt",
+        action="store_true",
+        help="print the prompt the agents get for task ID (builds the test environment once)",
+    )
+    parser.add_argument(
+        "--role",
+        choices=("contestant", "reproduce", "specify"),
+        default="contestant",
+        help="with --show-prompt: a contestant's prompt, or an examiner's by assignment",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -55,19 +71,49 @@ def run(args: argparse.Namespace) -> int:
                     refresh=args.refresh,
                     on_lookup=lambda done, total: status.update(f"reading issues… {done}/{total}"),
                 )
+    oracles = project.store.read(project.store.oracles_path, OracleSet) or OracleSet()
+    if args.show_prompt:
+        if not args.task:
+            raise UsageError("--show-prompt needs a task id: bugbout tasks ID --show-prompt")
+        print(asyncio.run(prompt_for(project, _find(taskset, args.task), args.role)))
+        return 0
     if args.task:
         task = _find(taskset, args.task)
+        oracle = oracles.oracles.get(task.id)
         if args.json:
-            print(json.dumps(task_json(task), indent=2))
+            print(json.dumps(task_json(task, oracle), indent=2))
         else:
-            stdout.print(task_panel(task, project.config))
+            stdout.print(task_panel(task, project.config, oracle))
         return 0
     if args.json:
-        print(json.dumps(taskset_json(taskset), indent=2))
+        print(json.dumps(taskset_json(taskset, oracles), indent=2))
     else:
-        stdout.print(tasks_table(taskset, project.config))
+        stdout.print(tasks_table(taskset, project.config, oracles))
         stdout.print(funnel_table(taskset))
     return 0
+
+
+async def prompt_for(project: Project, task: Task, role: Role) -> str:
+    """The prompt exactly as an attempt at `task` would get it."""
+    if not task.statement:
+        raise UsageError(
+            f"{task.id} has no issue text ({task.statement_missing}), so it is never raced."
+        )
+    cfg = project.config.project
+    repo = open_repository(cfg.repository, project.dir)
+    environment = await ensure_environment(
+        repo,
+        python=cfg.python_version(),
+        test_dependencies=cfg.test_dependencies,
+        install_project=cfg.install_project,
+        interpreter=cfg.interpreter,
+    )
+    return render_prompt(
+        role,
+        statement=task.statement,
+        test_command=test_command(environment, cfg),
+        tests_dir=cfg.tests,
+    )
 
 
 def _find(taskset: TaskSet, task_id: str) -> Task:
@@ -78,8 +124,9 @@ def _find(taskset: TaskSet, task_id: str) -> Task:
     raise UsageError(f"no task '{task_id}'; the tasks are: {known}")
 
 
-def task_json(task: Task) -> dict[str, Any]:
-    return {
+def task_json(task: Task, oracle: Oracle | None = None) -> dict[str, Any]:
+    """The documented shape; `oracle` is added once ground truth has been stored."""
+    shown: dict[str, Any] = {
         "id": task.id,
         "issue": task.issue,
         "title": task.title,
@@ -91,12 +138,15 @@ def task_json(task: Task) -> dict[str, Any]:
         "added_tests": task.added_tests,
         "statement": task.statement,
     }
+    if oracle is not None:
+        shown["oracle"] = oracle.model_dump()
+    return shown
 
 
-def taskset_json(taskset: TaskSet) -> dict[str, Any]:
+def taskset_json(taskset: TaskSet, oracles: OracleSet) -> dict[str, Any]:
     return {
         "examined": taskset.examined,
-        "tasks": [task_json(task) for task in taskset.tasks],
+        "tasks": [task_json(task, oracles.oracles.get(task.id)) for task in taskset.tasks],
         "excluded": [
             {"commit": item.commit, "title": item.title, "reason": item.reason.value}
             for item in taskset.excluded
@@ -115,7 +165,18 @@ def status_of(task: Task, config: Config) -> Text:
     return Text("included", style="dim")
 
 
-def tasks_table(taskset: TaskSet, config: Config) -> Table:
+def oracle_text(oracle: Oracle | None) -> Text:
+    if oracle is None:
+        return Text("not run", style="dim")
+    if not oracle.scored:
+        return Text(f"not scored: {oracle.reason}", style="yellow")
+    shown = f"{len(oracle.fail_to_pass)} fail→pass, {len(oracle.pass_to_pass)} pass→pass"
+    if oracle.unstable:
+        shown += f", {len(oracle.unstable)} unstable"
+    return Text(shown, style="green")
+
+
+def tasks_table(taskset: TaskSet, config: Config, oracles: OracleSet) -> Table:
     table = Table(
         title=f"{len(taskset.tasks)} tasks from {taskset.examined} changes examined",
         caption=f"issue text from {taskset.issue_source}",
@@ -129,6 +190,7 @@ def tasks_table(taskset: TaskSet, config: Config) -> Table:
     table.add_column("files", no_wrap=True)
     table.add_column("tests added", justify="right")
     table.add_column("issue text", ratio=2)
+    table.add_column("ground truth", ratio=2)
     table.add_column("status", no_wrap=True)
     for task in taskset.tasks:
         statement = (
@@ -144,6 +206,7 @@ def tasks_table(taskset: TaskSet, config: Config) -> Table:
             f"{len(task.source_files)} src, {len(task.test_files)} test",
             str(len(task.added_tests)),
             statement,
+            oracle_text(oracles.oracles.get(task.id)),
             status_of(task, config),
         )
     return table
@@ -161,7 +224,7 @@ def funnel_table(taskset: TaskSet) -> Table:
     return table
 
 
-def task_panel(task: Task, config: Config) -> Panel:
+def task_panel(task: Task, config: Config, oracle: Oracle | None) -> Panel:
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")
     facts.add_column()
@@ -176,6 +239,15 @@ def task_panel(task: Task, config: Config) -> Panel:
     facts.add_row("test files", Text(", ".join(task.test_files)))
     facts.add_row("tests added", Text(", ".join(task.added_tests)))
     facts.add_row("status", status_of(task, config))
+    facts.add_row("ground truth", oracle_text(oracle))
+    if oracle is not None:
+        for label, tests in (
+            ("fail→pass", oracle.fail_to_pass),
+            ("pass→pass", oracle.pass_to_pass),
+            ("unstable", oracle.unstable),
+        ):
+            if tests:
+                facts.add_row(label, Text("\n".join(tests)))
     statement = (
         Text(task.statement)
         if task.statement

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import shlex
 import shutil
 import stat
 import time
@@ -22,6 +23,7 @@ from typing import Literal
 from urllib.parse import quote
 
 from bugbout_tui.agents.base import STDERR_LOG, STDOUT_LOG, CodingAgent, Session
+from bugbout_tui.core.config import ProjectConfig
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.events import (
     AttemptFinished,
@@ -68,12 +70,15 @@ def attempt_path(attempts_dir: Path, task: str, name: str) -> Path:
     return attempts_dir / task / f"{quote(name, safe='')}.json"
 
 
-def test_command(environment: Environment, source: str, tests: str) -> str:
-    """The command an agent can run in its checkout to run the project's tests."""
-    paths = [str(p) or "." for p in import_paths(Path(), source)]
-    return (
-        f"PYTHONPATH={':'.join(paths)} {environment.python} -m pytest -p no:cacheprovider {tests}"
-    )
+def test_command(environment: Environment, project: ProjectConfig) -> str:
+    """The command an agent can run in its checkout to run the project's tests, with the
+    same environment variables and pytest arguments bugbout's own runs use."""
+    paths = [str(p) or "." for p in import_paths(Path(), project.source)]
+    words = [f"{name}={shlex.quote(value)}" for name, value in sorted(project.env.items())]
+    words += [f"PYTHONPATH={':'.join(paths)}", shlex.quote(str(environment.python))]
+    words += ["-m", "pytest", "-p", "no:cacheprovider", *map(shlex.quote, project.pytest_args)]
+    words.append(shlex.quote(project.tests))
+    return " ".join(words)
 
 
 def _keep_plain_files(root: Path) -> None:
@@ -212,10 +217,11 @@ class Race:
                 hidden=[*task.test_files, *task.test_data_files],
                 scratch=folder / "git",
             )
+            command = test_command(self.environment, cfg)
             prompt = render_prompt(
                 entrant.prompt_role,
                 statement=task.statement,
-                test_command=test_command(self.environment, cfg.source, cfg.tests),
+                test_command=command,
                 tests_dir=cfg.tests,
             )
             (logdir / "prompt.md").write_text(prompt, encoding="utf-8")
@@ -227,7 +233,7 @@ class Race:
                 sandbox=self.sandbox,
                 model=agent.model,
                 options=agent.settings,
-                test_command=test_command(self.environment, cfg.source, cfg.tests),
+                test_command=command,
                 base_env=dict(os.environ),
                 hidden=self.hidden,
                 readable=self.readable,
