@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,8 @@ from bugbout_tui.core.errors import ToolMissingError, UsageError
 from bugbout_tui.infra.sandbox import BubblewrapSandbox, NoSandbox
 
 FOREIGN = ("GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY")
+TESTS_RULE = "Bash(python -m pytest:*)"
+"""Claude Code's allow rule for the session's test command, `python -m pytest -q`."""
 
 
 @pytest.fixture(autouse=True)
@@ -162,7 +165,10 @@ def test_claude_code_command_line_environment_and_home(session: Session) -> None
         "--permission-mode",
         "acceptEdits",
         "--settings",
-        json.dumps(SETTINGS, separators=(",", ":")),
+        json.dumps(
+            {**SETTINGS, "permissions": {**SETTINGS["permissions"], "allow": [TESTS_RULE]}},
+            separators=(",", ":"),
+        ),
         "--disallowedTools",
         "WebFetch,WebSearch",
         "--no-session-persistence",
@@ -176,6 +182,7 @@ def test_claude_code_command_line_environment_and_home(session: Session) -> None
     assert settings["sandbox"]["failIfUnavailable"] is True
     assert settings["sandbox"]["allowUnsandboxedCommands"] is False
     assert settings["sandbox"]["network"] == {"allowedDomains": []}
+    assert settings["permissions"] == {"deny": ["WebFetch", "WebSearch"], "allow": [TESTS_RULE]}
     assert invocation.stdin == "-fix the bug"
     assert invocation.confinement is None
     env = invocation.env
@@ -240,6 +247,88 @@ def test_gemini_cli_reads_the_flat_auth_setting_of_old_versions(session: Session
     settings = json.loads((session.home / ".gemini" / "settings.json").read_text())
     assert settings["security"] == {"auth": {"selectedType": "gemini-api-key"}}
     assert "theme" not in settings
+
+
+def test_codex_base_url_defines_a_responses_provider(session: Session) -> None:
+    agent = CodexAgent("gpt-5.5", options={"base-url": "http://127.0.0.1:8000/v1"})
+    invocation = agent.invocation(session)
+
+    argv = invocation.argv
+    at = argv.index('model_provider="bugbout"')
+    assert argv[at - 1] == argv[at + 1] == "-c"
+    key, _, table = argv[at + 2].partition("=")
+    assert key == "model_providers.bugbout"
+    assert tomllib.loads(f"t = {table}")["t"] == {
+        "name": "bugbout",
+        "base_url": "http://127.0.0.1:8000/v1",
+        "wire_api": "responses",
+        "env_key": "OPENAI_API_KEY",
+    }
+    assert argv[at + 3 :] == ["-m", "gpt-5.5", "-"]
+    # Codex makes no sandbox helper under the temp dir; its own lies in the attempt's home.
+    assert invocation.env["TMPDIR"] == str(session.home / "tmp")
+    assert (session.home / "tmp").is_dir()
+
+    session.base_env = {k: v for k, v in session.base_env.items() if k != "OPENAI_API_KEY"}
+    keyless = agent.invocation(session).argv
+    assert "env_key" not in keyless[keyless.index('model_provider="bugbout"') + 2]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"base-url": "localhost:8000"}, "must be an http:// or https:// URL"),
+        ({"base-url": 8000}, "must be an http:// or https:// URL"),
+        ({"base-url": "http://x/v1", "local-provider": "ollama"}, "cannot be used together"),
+    ],
+)
+def test_codex_base_url_refusals(options: dict[str, object], message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        CodexAgent(options=options)
+
+
+def test_claude_code_nested_in_bubblewrap_as_root_binds_proc(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def settings() -> dict[str, object]:
+        argv = ClaudeCodeAgent().invocation(session).argv
+        found: dict[str, object] = json.loads(argv[argv.index("--settings") + 1])
+        return found
+
+    session.sandbox = BubblewrapSandbox()
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert settings()["sandbox"] == {**SETTINGS["sandbox"], "enableWeakerNestedSandbox": True}
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert settings()["sandbox"] == SETTINGS["sandbox"]
+    session.sandbox = NoSandbox()
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert settings()["sandbox"] == SETTINGS["sandbox"]
+
+
+def test_claude_code_may_run_the_test_command_with_any_pytest_arguments(
+    session: Session,
+) -> None:
+    session.test_command = "PYTHONPATH=src:. /venv/bin/python -m pytest -p no:cacheprovider tests"
+    argv = ClaudeCodeAgent().invocation(session).argv
+    settings = json.loads(argv[argv.index("--settings") + 1])
+    assert settings["permissions"]["allow"] == [
+        "Bash(PYTHONPATH=src:. /venv/bin/python -m pytest:*)"
+    ]
+    session.test_command = "make check"
+    argv = ClaudeCodeAgent().invocation(session).argv
+    settings = json.loads(argv[argv.index("--settings") + 1])
+    assert settings["permissions"]["allow"] == ["Bash(make check:*)"]
+
+
+def test_gemini_cli_signs_in_with_the_api_key_at_a_custom_address(session: Session) -> None:
+    (Path(session.base_env["HOME"]) / ".gemini" / "settings.json").unlink()
+    GeminiCliAgent().invocation(session)
+    assert "security" not in json.loads((session.home / ".gemini" / "settings.json").read_text())
+
+    session.base_env = {**session.base_env, "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:9"}
+    GeminiCliAgent().invocation(session)
+    settings = json.loads((session.home / ".gemini" / "settings.json").read_text())
+    assert settings["security"] == {"auth": {"selectedType": "gemini-api-key"}}
 
 
 @pytest.fixture
@@ -544,3 +633,8 @@ def test_names_vendors_and_quotas() -> None:
 )
 def test_vendor_guesses(model: str, vendor: str | None) -> None:
     assert guess_vendor(model) == vendor
+
+
+def test_mini_swe_agent_confines_its_commands_not_its_process() -> None:
+    assert MiniSweAgent("openai/gpt-5").wants_sandbox is False
+    assert CodexAgent().wants_sandbox and ClaudeCodeAgent().wants_sandbox

@@ -199,8 +199,9 @@ class CodingAgent(ABC):
 
     @property
     def wants_sandbox(self) -> bool:
-        """Whether bugbout confines the agent's process; only a user can say no, and only
-        for agents that sandbox themselves (`sandboxed = false` on a command agent)."""
+        """Whether bugbout confines the agent's process. A user can say no for an agent that
+        sandboxes itself (`sandboxed = false` on a command agent); an adapter only for an
+        agent whose process never touches files at the model's request (mini-swe-agent)."""
         return True
 
     def version_argv(self) -> list[str]:

@@ -3,8 +3,9 @@
 Claude Code runs its Bash tool in its own sandbox (bubblewrap and socat on Linux,
 seatbelt on macOS), configured here through `--settings`: sandbox on and required, no
 network for commands, no way to run a command outside it, and sandboxed commands allowed
-without asking. Edits are accepted only inside the checkout (`acceptEdits`); anything
-else that would need a person's approval is refused, because nobody is there to give it.
+without asking, the project's test command included. Edits are accepted only inside the
+checkout (`acceptEdits`); anything else that would need a person's approval is refused,
+because nobody is there to give it.
 Safe mode and an empty list of setting sources leave out CLAUDE.md, skills, plugins,
 hooks, MCP servers and every settings file, and `CLAUDE_CONFIG_DIR` points at a fresh
 directory holding only a copy of the user's credentials.
@@ -16,6 +17,7 @@ line per message, so a run that is killed still leaves its last words in the log
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -36,6 +38,7 @@ from bugbout_tui.agents.base import (
     user_home,
 )
 from bugbout_tui.agents.quota import CLAUDE_LIMIT
+from bugbout_tui.infra.sandbox import BubblewrapSandbox
 
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 """Claude Code ignores an unknown effort with a warning; bugbout refuses it up front."""
@@ -112,7 +115,7 @@ class ClaudeCodeAgent(CodingAgent):
             "--permission-mode",
             "acceptEdits",
             "--settings",
-            json.dumps(SETTINGS, separators=(",", ":")),
+            json.dumps(settings_for(session), separators=(",", ":")),
             "--disallowedTools",
             WEB_TOOLS,
             "--no-session-persistence",
@@ -163,6 +166,26 @@ class ClaudeCodeAgent(CodingAgent):
             usage=_usage(result.get("usage"), cost),
             quota_message=quota,
         )
+
+
+def settings_for(session: Session) -> dict[str, Any]:
+    """`SETTINGS`, fitted to the attempt: its test command allowed, and the sandbox nested.
+
+    Claude Code asks before running a command that sets `PYTHONPATH`, as the project's
+    test command does, and nobody is there to answer (checked with 2.1.197); an allow
+    rule for that command, with any arguments after `-m pytest`, lets it run.
+
+    Claude Code's bubblewrap mounts a fresh `/proc` for each command. Inside bugbout's
+    bubblewrap only an unprivileged user may do that; as root every command would fail.
+    The weaker nested mode binds the `/proc` it finds instead: bugbout's, which shows
+    only this attempt's processes (the agent's among them).
+    """
+    head, marker, _ = session.test_command.partition(" -m pytest")
+    permissions = {**SETTINGS["permissions"], "allow": [f"Bash({head}{marker}:*)"]}
+    sandbox = dict(SETTINGS["sandbox"])
+    if isinstance(session.sandbox, BubblewrapSandbox) and os.geteuid() == 0:
+        sandbox["enableWeakerNestedSandbox"] = True
+    return {**SETTINGS, "sandbox": sandbox, "permissions": permissions}
 
 
 def _text(message: object) -> str | None:

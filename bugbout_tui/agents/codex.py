@@ -5,6 +5,11 @@ only in the checkout, no network), so bugbout leaves the Codex process itself un
 Personal set-up stays out through three layers: a fresh `CODEX_HOME` holding only a copy
 of `auth.json`, `--ignore-user-config` and `--ignore-rules` (in case a config arrives
 another way), and features that reach beyond the checkout switched off by name.
+
+Codex runs its sandbox helper through links it creates in `CODEX_HOME`, and refuses to
+create them when `CODEX_HOME` lies inside the temp directory (checked against codex-cli
+0.171: every command and every edit then fails). `TMPDIR` therefore points into the
+attempt's home, wherever that home lies.
 """
 
 from __future__ import annotations
@@ -30,11 +35,15 @@ from bugbout_tui.agents.base import (
     user_home,
 )
 from bugbout_tui.agents.quota import CODEX_LIMIT, find_limit
+from bugbout_tui.core.errors import UsageError
 
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra")
 """Codex sends the effort to the model unchecked, so a typo would only fail mid-run."""
 
 LOCAL_PROVIDERS = ("ollama", "lmstudio")
+
+PROVIDER = "bugbout"
+"""The id of the model provider that the `base-url` option defines."""
 
 CREDENTIAL_VARIABLES = frozenset(
     {"CODEX_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_OSS_BASE_URL", "CODEX_OSS_PORT"}
@@ -62,7 +71,9 @@ class CodexAgent(CodingAgent):
     harness = "codex"
     executable = "codex"
     install_hint = "Install it with `npm install -g @openai/codex` (or `brew install codex`)."
-    options: ClassVar[frozenset[str]] = frozenset({"reasoning-effort", "local-provider"})
+    options: ClassVar[frozenset[str]] = frozenset(
+        {"reasoning-effort", "local-provider", "base-url"}
+    )
     tested_version = "0.171.0"
     default_vendor = "openai"
 
@@ -78,6 +89,22 @@ class CodexAgent(CodingAgent):
         super().__init__(model, name=name, vendor=vendor, quota=quota, options=options)
         self.reasoning_effort = choice_option(self, "reasoning-effort", REASONING_EFFORTS)
         self.local_provider = choice_option(self, "local-provider", LOCAL_PROVIDERS)
+        self.base_url = self.settings.get("base-url")
+        if self.base_url is not None and (
+            not isinstance(self.base_url, str)
+            or not self.base_url.startswith(("http://", "https://"))
+        ):
+            raise UsageError(
+                f"The codex option 'base-url' must be an http:// or https:// URL, "
+                f"not {self.base_url!r}.",
+                hint='For example: base-url = "http://localhost:8000/v1"',
+            )
+        if self.base_url is not None and self.local_provider is not None:
+            raise UsageError(
+                "The codex options 'base-url' and 'local-provider' cannot be used together.",
+                hint="Keep 'local-provider' for Ollama or LM Studio on their usual ports, "
+                "or 'base-url' for any other server.",
+            )
 
     def invocation(self, session: Session) -> Invocation:
         codex_home = session.home / ".codex"
@@ -85,8 +112,12 @@ class CodexAgent(CodingAgent):
         source = session.base_env.get("CODEX_HOME") or str(user_home(session.base_env) / ".codex")
         copy_credentials(Path(source).expanduser(), codex_home, ["auth.json"])
 
+        temp = session.home / "tmp"
+        temp.mkdir(exist_ok=True)
+
         env = isolated_environment(session.base_env, keep=CREDENTIAL_VARIABLES, home=session.home)
         env["CODEX_HOME"] = str(codex_home)
+        env["TMPDIR"] = str(temp)
 
         argv = [
             self.command(),
@@ -107,6 +138,9 @@ class CodexAgent(CodingAgent):
         ]
         for feature in DISABLED_FEATURES:
             argv += ["-c", f"features.{feature}=false"]
+        if self.base_url:
+            argv += ["-c", f"model_provider={json.dumps(PROVIDER)}"]
+            argv += ["-c", f"model_providers.{PROVIDER}={_provider(self.base_url, env)}"]
         if self.model:
             argv += ["-m", self.model]
         if self.reasoning_effort:
@@ -147,6 +181,15 @@ class CodexAgent(CodingAgent):
             usage=usage,
             quota_message=find_limit(errors, CODEX_LIMIT),
         )
+
+
+def _provider(base_url: str, env: Mapping[str, str]) -> str:
+    """A Responses API provider at `base_url`, as a TOML inline table; it sends
+    `OPENAI_API_KEY` as its key when there is one (a local server may want none)."""
+    fields = {"name": PROVIDER, "base_url": base_url, "wire_api": "responses"}
+    if env.get("OPENAI_API_KEY"):
+        fields["env_key"] = "OPENAI_API_KEY"
+    return "{" + ", ".join(f"{key} = {json.dumps(value)}" for key, value in fields.items()) + "}"
 
 
 def _usage(raw: object) -> Usage:

@@ -12,6 +12,7 @@ trusted for the session with `--skip-trust`.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -78,8 +79,9 @@ class GeminiCliAgent(CodingAgent):
             / ".gemini"
         )
         copy_credentials(source, gemini_dir, CREDENTIAL_FILES)
+        settings = _settings(source / "settings.json", session.base_env)
         (gemini_dir / "settings.json").write_text(
-            json.dumps(_settings(source / "settings.json"), indent=2) + "\n", encoding="utf-8"
+            json.dumps(settings, indent=2) + "\n", encoding="utf-8"
         )
         policy = session.home / "bugbout-no-web.toml"
         policy.write_text(POLICY, encoding="utf-8")
@@ -123,25 +125,37 @@ class GeminiCliAgent(CodingAgent):
         return RunReport(summary=summary, usage=_usage(output.get("stats")), quota_message=quota)
 
 
-def _settings(user_settings: Path) -> dict[str, Any]:
-    """bugbout's settings, plus the one part of the user's that sign-in needs: `security.auth`."""
+def _settings(user_settings: Path, env: Mapping[str, str]) -> dict[str, Any]:
+    """bugbout's settings, plus the one part of the user's that sign-in needs: `security.auth`.
+
+    Given a custom API address and no sign-in choice, Gemini CLI 0.61 picks its "gateway"
+    sign-in, which headless mode refuses ("Invalid auth method selected."); with an API
+    key at hand, the API-key sign-in is chosen instead, as without the address.
+    """
     settings: dict[str, Any] = {
         "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
         "tools": {"exclude": list(WEB_TOOLS)},
     }
+    auth = _user_auth(user_settings)
+    if auth is None and env.get("GOOGLE_GEMINI_BASE_URL") and env.get("GEMINI_API_KEY"):
+        auth = {"selectedType": "gemini-api-key"}
+    if auth is not None:
+        settings["security"] = {"auth": auth}
+    return settings
+
+
+def _user_auth(user_settings: Path) -> dict[str, Any] | None:
     try:
         mine = json.loads(user_settings.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return settings
+        return None
     if not isinstance(mine, dict):
-        return settings
+        return None
     security = mine.get("security")
     auth = security.get("auth") if isinstance(security, dict) else None
     if not isinstance(auth, dict) and isinstance(mine.get("selectedAuthType"), str):
         auth = {"selectedType": mine["selectedAuthType"]}  # the flat settings of Gemini CLI 0.1
-    if isinstance(auth, dict):
-        settings["security"] = {"auth": auth}
-    return settings
+    return auth if isinstance(auth, dict) else None
 
 
 def _last_object(text: str) -> dict[str, Any] | None:

@@ -134,6 +134,13 @@ class MiniSweAgent(CodingAgent):
                 return str(beside)
             raise
 
+    @property
+    def wants_sandbox(self) -> bool:
+        """No: the model acts only through commands, each confined with the hidden paths
+        masked, and `mini` itself must start those sandboxes, which a sandbox around it
+        would forbid when bugbout runs as root (no namespaces for an uncapable root)."""
+        return False
+
     def version_argv(self) -> list[str]:
         """`mini` has no `--version`; the banner it prints on start names the version."""
         return [self.command(), "--help"]

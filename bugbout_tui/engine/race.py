@@ -194,7 +194,8 @@ class Race:
 
     async def _attempt(self, task: Task, entrant: Entrant, attempt_id: str) -> Attempt:
         agent = entrant.agent
-        folder = self.scratch / task.id / quote(agent.name, safe="")
+        # No "%" in the path: Gemini CLI 0.61 percent-decodes its working directory.
+        folder = self.scratch / task.id / quote(agent.name, safe="").replace("%", "+")
         shutil.rmtree(folder, ignore_errors=True)  # left over from a run that died
         logdir, home = folder / "logs", folder / "home"
         for directory in (logdir, home):
@@ -333,6 +334,7 @@ class Race:
             env=env,
             readable=self.readable,
             hidden=self.hidden,
+            nested=True,
         )
 
     def _record(

@@ -122,6 +122,8 @@ class Confinement:
         hidden: Paths the process must not read at all, masked like credential stores:
             for an agent, the fix's pristine tree and the repository's history would give
             the answer away. A writable path inside a hidden one stays usable.
+        nested: The process starts sandboxes of its own inside this one (Codex CLI and
+            Claude Code run each command in their own bubblewrap).
     """
 
     writable: tuple[Path, ...]
@@ -129,6 +131,7 @@ class Confinement:
     env: Mapping[str, str] = field(default_factory=dict)
     readable: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
+    nested: bool = False
 
     def __post_init__(self) -> None:
         # Callers build these from lists and configuration strings; freeze copies so a
@@ -207,6 +210,11 @@ class BubblewrapSandbox(Sandbox):
         if not confinement.network:
             command.append("--unshare-net")
         command += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        if confinement.nested and os.geteuid() == 0:
+            # Run by root, bwrap makes no user namespace, so an inner bwrap must map uid 0
+            # into its own, which the kernel allows only with CAP_SETFCAP (Linux 5.12+).
+            # bwrap sets no_new_privs, so the capability cannot be turned into others.
+            command += ["--cap-add", "CAP_SETFCAP"]
         for variable in _TEMP_VARIABLES:
             value = confinement.env.get(variable)
             if value is None:
