@@ -739,3 +739,18 @@ def test_hidden_paths_cannot_be_read_but_a_writable_path_inside_one_still_works(
         assert seen[str(answer)] == "the fix"
     else:
         assert seen[str(answer)] == "FileNotFoundError"
+
+
+def test_a_program_under_the_private_tmp_still_runs(tmp_path: Path, checkout: Path) -> None:
+    """The test interpreter may live in a virtual environment under /tmp (a CI checkout);
+    the private /tmp must not hide the program the sandbox is asked to run."""
+    env_root = tmp_path / "venv"
+    (env_root / "bin").mkdir(parents=True)
+    program = env_root / "bin" / "hello"
+    program.write_text("#!/bin/sh\necho hello from $0\n")
+    program.chmod(0o755)
+    result = _run(
+        _sandbox("bubblewrap"), [str(program)], Confinement(writable=(), env=_plain_env()), checkout
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"hello from {program}"

@@ -205,7 +205,9 @@ class BubblewrapSandbox(Sandbox):
         writable = _existing(confinement.writable, workdir, "write to")
         temp_roots = _unique([_resolve(Path("/tmp"), workdir), _resolve(Path("/var/tmp"), workdir)])
         command = [self.executable(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        command += _bubblewrap_mounts(confinement, workdir, writable, temp_roots)
+        command += _bubblewrap_mounts(
+            confinement, workdir, writable, temp_roots, program=_program_root(argv[0])
+        )
         command += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
         if not confinement.network:
             command.append("--unshare-net")
@@ -505,8 +507,23 @@ def _hidden_paths(confinement: Confinement) -> list[Path]:
     return [Path(os.path.realpath(path)) for path in confinement.hidden]
 
 
+def _program_root(program: str) -> Path | None:
+    """Where the program to run lives, so the private `/tmp` cannot hide it: its virtual
+    environment (a `bin/` directory's parent) or its directory. Only absolute paths: a
+    bare name is found on PATH, which the read-only root shows as it is."""
+    if not os.path.isabs(program):
+        return None
+    folder = Path(os.path.abspath(program)).parent
+    return folder.parent if folder.name == "bin" else folder
+
+
 def _bubblewrap_mounts(
-    confinement: Confinement, workdir: Path, writable: list[Path], temp_roots: list[Path]
+    confinement: Confinement,
+    workdir: Path,
+    writable: list[Path],
+    temp_roots: list[Path],
+    *,
+    program: Path | None = None,
 ) -> list[str]:
     """The mounts laid over the read-only root: temp dirs, masks, then grants.
 
@@ -519,6 +536,11 @@ def _bubblewrap_mounts(
         if os.path.exists(store) and not _inside_any(store, writable)
     ]
     wanted = [*_existing(confinement.readable, workdir, "read"), workdir]
+    if program is not None and os.path.isdir(program):
+        root = Path(os.path.realpath(program))
+        # never at the price of a hidden path (a program at a repository's root, say)
+        if not any(_inside(h, root) for h in _hidden_paths(confinement)):
+            wanted.append(root)
     home = Path(os.path.realpath(bugbout_home()))
     if os.path.exists(home):
         wanted.append(home)
