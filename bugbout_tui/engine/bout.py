@@ -53,7 +53,9 @@ class Bout:
     ) -> None:
         """`contestants` (adapter objects) replace the config's; examiners likewise."""
         self.project = project
-        self.bus = EventBus(project.store.events_path)
+        self.bus = EventBus()
+        """The journal opens only once `arun` holds the store's lock: constructing a bout
+        beside a live run (a watcher, a second command) must not wipe that run's journal."""
         self.retry_failed = retry_failed
         self._contestants = list(contestants) if contestants is not None else None
         self._examiners = list(examiners) if examiners is not None else None
@@ -83,6 +85,7 @@ class Bout:
     async def arun(self, *, until: Stage | None = None) -> Report | None:
         stages = _stages_until(until)
         with self.project.store.lock():
+            self.bus.open_journal(self.project.store.events_path)
             self.bus.emit(
                 BoutStarted(project=str(self.project.dir), stages=list(stages), pid=os.getpid())
             )

@@ -27,12 +27,16 @@ class EventBus:
         self._subscribers: list[Subscriber] = []
         self._journal: IO[str] | None = None
         if journal is not None:
-            journal.parent.mkdir(parents=True, exist_ok=True)
-            self._journal = journal.open("w", encoding="utf-8")
+            self.open_journal(journal)
         self._interval = 1.0 / lines_per_second
         self._last_sent: dict[str, float] = {}
         self._held: dict[str, tuple[Literal["stdout", "stderr"], str]] = {}
         self._skipped: dict[str, int] = {}
+
+    def open_journal(self, journal: Path) -> None:
+        """Start the journal afresh; only the holder of the store's lock may do this."""
+        journal.parent.mkdir(parents=True, exist_ok=True)
+        self._journal = journal.open("w", encoding="utf-8")
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         """Add a subscriber; returns the function that removes it."""

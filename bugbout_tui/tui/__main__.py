@@ -1,0 +1,7 @@
+"""`python -m bugbout_tui.tui`: the same as the `bugbout-tui` command."""
+
+import sys
+
+from bugbout_tui.tui.app import main
+
+sys.exit(main())

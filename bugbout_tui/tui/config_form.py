@@ -1,0 +1,149 @@
+"""The Config screen's fields: which keys it edits, and how text in a box becomes a value.
+
+Every key of bugbout.toml has a field. A field only converts what was typed (a blank
+box removes the key, so the default applies); whether the value is right is decided by
+the same pydantic model that loads the file, so the screen and `bugbout run` never
+disagree about what is valid.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+from tomlkit.items import Item
+
+from bugbout_tui.core.config import BUILTIN_AGENTS, Policy, Sandbox
+from bugbout_tui.core.config_doc import AgentTable
+
+FieldKind = Literal["text", "int", "bool", "choice", "toml"]
+
+SANDBOX_CHOICES: tuple[str, ...] = get_args(Sandbox)
+POLICY_CHOICES: tuple[str, ...] = get_args(Policy)
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One key: its name as written in the file, how it is edited, and what it is for."""
+
+    key: str
+    kind: FieldKind
+    help: str
+    default: str = ""
+    """What applies when the key is absent, shown greyed in the empty box."""
+    choices: tuple[str, ...] = ()
+
+
+SECTIONS: dict[str, tuple[FieldSpec, ...]] = {
+    "project": (
+        FieldSpec("source", "text", "the package under test, relative to the repository",
+                  "src/mypkg"),
+        FieldSpec("tests", "text", "where the tests live", "tests"),
+        FieldSpec("repository", "text", "the git checkout (a path) or a URL to clone", "."),
+        FieldSpec("github", "text", "owner/name to read issues from", "from the origin remote"),
+        FieldSpec("python", "text", "Python of the test environment", "the running one"),
+        FieldSpec("test-dependencies", "toml", "what the tests need, a TOML list",
+                  '["pytest"]'),
+        FieldSpec("pytest-args", "toml", "extra pytest arguments, a TOML list", "[]"),
+        FieldSpec("env", "toml", "environment of test runs, a TOML table", "{}"),
+        FieldSpec("install-project", "bool", "install the project into the environment",
+                  "true"),
+        FieldSpec("interpreter", "text", "an existing Python to run tests with", "none"),
+        FieldSpec("issues-file", "text", "issues from a JSON file instead of GitHub", "none"),
+    ),
+    "tasks": (
+        FieldSpec("since", "text", "only fixes after this date (YYYY-MM-DD)", "all history"),
+        FieldSpec("limit", "int", "how many of the newest fixes become tasks", "20"),
+        FieldSpec("max-source-files", "int", "broader fixes are left out", "2"),
+        FieldSpec("require-review", "bool", "race only tasks accepted on the Tasks screen",
+                  "false"),
+    ),
+    "run": (
+        FieldSpec("sandbox", "choice", "how agents and tests are confined", "auto",
+                  SANDBOX_CHOICES),
+        FieldSpec("timeout", "int", "seconds one agent may spend on one task", "1800"),
+        FieldSpec("test-timeout", "int", "seconds one test run may take", "600"),
+        FieldSpec("quotas", "toml", "runs at once per quota, a TOML table", "{} (one each)"),
+    ),
+    "judge": (
+        FieldSpec("policy", "choice", "how one patch is picked per bug", "majority",
+                  POLICY_CHOICES),
+        FieldSpec("run-suite", "bool", "also run the repository's tests on every patch",
+                  "true"),
+    ),
+}  # fmt: skip
+
+AGENT_FIELDS: tuple[FieldSpec, ...] = (
+    FieldSpec("agent", "choice", "the agent program", "", BUILTIN_AGENTS),
+    FieldSpec("model", "text", "the model; blank for the agent's default", "default"),
+    FieldSpec("name", "text", "how it appears in results", "agent/model"),
+    FieldSpec("vendor", "text", "who made the model (for cross-vendor)", "guessed"),
+    FieldSpec("quota", "text", "agents sharing a quota take turns", "the agent type"),
+)
+ASSIGNMENT = FieldSpec(
+    "assignment", "choice", "reproduce the bug, or also specify the rule", "reproduce",
+    ("reproduce", "specify"),
+)  # fmt: skip
+OPTIONS = FieldSpec(
+    "options", "toml", "the agent's own options, a TOML table", '{ effort = "high" }'
+)
+"""Every other key of an agent's table, edited together."""
+
+AGENT_TABLES: tuple[AgentTable, ...] = ("contestants", "examiners")
+
+
+def agent_fields(table: str) -> tuple[FieldSpec, ...]:
+    return (*AGENT_FIELDS, ASSIGNMENT) if table == "examiners" else AGENT_FIELDS
+
+
+def fixed_agent_keys(table: str) -> frozenset[str]:
+    """Keys an agent's table has its own field for; the rest are options."""
+    return frozenset(spec.key for spec in agent_fields(table))
+
+
+_WHOLE = re.compile(r"[+-]?\d+")
+
+
+def parse_field(kind: FieldKind, text: str) -> tuple[Any, str | None]:
+    """The value typed into a box, or an error when it cannot be a value at all.
+
+    Blank means "remove the key" (None). A number that is not whole is passed on as
+    text, so the model's own message says what is wrong.
+    """
+    stripped = text.strip()
+    if not stripped:
+        return None, None
+    if kind == "int":
+        return (int(stripped), None) if _WHOLE.fullmatch(stripped) else (stripped, None)
+    if kind == "toml":
+        try:
+            value = tomlkit.parse(f"value = {stripped}")["value"]
+        except TOMLKitError as exc:
+            return None, f"not a TOML value: {exc}"
+        return (value.unwrap() if isinstance(value, Item) else value), None
+    return text, None
+
+
+def show_value(kind: FieldKind, value: Any) -> str:
+    """A value from the file as the box shows it."""
+    if value is None:
+        return ""
+    if kind == "toml":
+        return toml_inline(value)
+    if kind == "bool":
+        return "true" if value else "false"
+    return str(value)
+
+
+def toml_inline(value: Any) -> str:
+    """A value as it would be written on one line of TOML."""
+    if isinstance(value, dict):
+        table = tomlkit.inline_table()
+        for key, item in value.items():
+            table[key] = item
+        inner = str(table.as_string()).strip()[1:-1].strip()
+        return f"{{ {inner} }}" if inner else "{}"
+    return str(tomlkit.item(value).as_string())

@@ -1,0 +1,233 @@
+"""One attempt in full: what it was asked, what it printed, what it changed, what it cost.
+
+Everything shown here comes from the agent, so it is drawn as plain text (or as a
+syntax-highlighted diff), never read as markup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import Log, Static, TabbedContent, TabPane
+
+from bugbout_tui.agents.base import STDERR_LOG, STDOUT_LOG
+from bugbout_tui.core.models import Attempt
+from bugbout_tui.tui.feed import plain_line
+from bugbout_tui.tui.screens.base import BoutScreen
+from bugbout_tui.tui.widgets.badges import clock_text, phase_badge, tokens_text
+from bugbout_tui.tui.widgets.lane import shown_phase
+
+LOG_LIMIT = 20_000
+"""Lines of a log file shown; a longer file shows its end (the file keeps everything)."""
+
+
+def split_attempt(attempt: str) -> tuple[str, str]:
+    """`<task>/<contestant>`: task ids never hold `/`, contestant names may."""
+    task, _, contestant = attempt.partition("/")
+    return task, contestant
+
+
+@dataclass(frozen=True)
+class AttemptFiles:
+    """The attempt's files, as far as they exist."""
+
+    prompt: str | None
+    stdout: list[str]
+    stderr: list[str]
+    dropped: int
+    """Lines left out at the start of a log longer than `LOG_LIMIT`."""
+
+
+def read_attempt_files(logdir: str | None, prompt_file: str | None) -> AttemptFiles:
+    prompt = None
+    folder = Path(logdir) if logdir else None
+    prompt_path = Path(prompt_file) if prompt_file else (folder / "prompt.md" if folder else None)
+    if prompt_path is not None:
+        prompt = _read(prompt_path)
+    logs: list[list[str]] = []
+    for name in (STDOUT_LOG, STDERR_LOG):
+        text = _read(folder / name) if folder is not None else None
+        logs.append([plain_line(line) for line in (text or "").splitlines()])
+    stdout, stderr = logs
+    dropped = max(0, len(stdout) + len(stderr) - LOG_LIMIT)
+    return AttemptFiles(prompt, stdout, stderr, dropped)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def patch_view(attempt: Attempt) -> RenderableType:
+    """The patch's three parts, each as a highlighted diff under a heading saying how it
+    is treated (only `source` is ever applied)."""
+    patch = attempt.patch
+    if patch.is_empty:
+        return Text("The attempt changed no file.", style="dim")
+    parts: list[RenderableType] = []
+    files = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
+    for column in ("file", "part", "change", "+", "-"):
+        files.add_column(column)
+    for change in patch.files:
+        files.add_row(
+            Text(change.path),
+            change.part,
+            change.status,
+            Text(str(change.added_lines), style="green"),
+            Text(str(change.removed_lines), style="red"),
+        )
+    parts.append(files)
+    headings = {
+        "source": "source — applied when scoring and cross-examining",
+        "tests": "tests — run as this author's evidence, never applied",
+        "other": "other files — shown and flagged, never applied",
+    }
+    for part, heading in headings.items():
+        diff = getattr(patch, part)
+        if diff:
+            parts.append(Text(f"\n{heading}", style="bold"))
+            parts.append(Syntax(diff, "diff", theme="ansi_dark", word_wrap=False))
+    for note in patch.notes:
+        parts.append(Text(f"note: {note}", style="yellow"))
+    return Group(*parts)
+
+
+def summary_view(attempt: Attempt | None, phase: str, seconds: float | None) -> RenderableType:
+    facts = Table.grid(padding=(0, 2))
+    facts.add_column(style="bold")
+    facts.add_column()
+    facts.add_row("status", phase_badge(attempt.status if attempt else phase))
+    if attempt is not None and attempt.detail:
+        facts.add_row("why", Text(attempt.detail))
+    if seconds is not None:
+        facts.add_row("time", clock_text(seconds))
+    if attempt is None:
+        facts.add_row("record", Text("written when the attempt ends", style="dim"))
+        return facts
+    facts.add_row("role", attempt.role)
+    facts.add_row("exit code", str(attempt.exit_code) if attempt.exit_code is not None else "–")
+    tokens = tokens_text(attempt.tokens.input, attempt.tokens.output)
+    if attempt.tokens.cached:
+        tokens += f" ({attempt.tokens.cached} cached)"
+    facts.add_row("tokens", tokens or Text("not reported by the agent", style="dim"))
+    cost = f"${attempt.cost_usd:.4f}" if attempt.cost_usd is not None else None
+    facts.add_row("cost", cost or Text("not reported by the agent", style="dim"))
+    changed = len(attempt.patch.files)
+    facts.add_row("changed", f"{changed} file{'s' if changed != 1 else ''}")
+    facts.add_row("logs", Text(attempt.logdir or "–", style="dim"))
+    summary = Text(attempt.summary or "The agent left no closing message.")
+    heading = Text("\nThe agent's closing message (its own words, not evidence):", style="bold")
+    return Group(facts, heading, summary)
+
+
+class AttemptScreen(BoutScreen):
+    """Pushed from the Race screen; escape returns to it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss", "Back", id="back"),
+        Binding("r", "reload", "Reload logs", id="reload-logs"),
+    ]
+
+    class FilesRead(Message):
+        def __init__(self, files: AttemptFiles) -> None:
+            super().__init__()
+            self.files = files
+
+    def __init__(self, attempt: str) -> None:
+        super().__init__()
+        self.attempt = attempt
+        self.task_id, self.contestant = split_attempt(attempt)
+        self._shown_record: Attempt | None = None
+        self._summary_for: tuple[str, bool] = ("", False)
+        """The phase and whether the record was there when the summary was drawn."""
+
+    def body(self) -> ComposeResult:
+        yield Static(id="attempt-title")
+        with TabbedContent(id="attempt-tabs"):
+            with TabPane("Summary", id="tab-summary"), VerticalScroll():
+                yield Static(id="attempt-summary")
+            with TabPane("Patch", id="tab-patch"), VerticalScroll():
+                yield Static(id="attempt-patch")
+            with TabPane("Log", id="tab-log"):
+                yield Log(id="attempt-log")
+            with TabPane("Prompt", id="tab-prompt"), VerticalScroll():
+                yield Static(id="attempt-prompt")
+
+    def on_mount(self) -> None:
+        self.action_reload()
+
+    def _record(self) -> Attempt | None:
+        return self.bout.records.attempt(self.task_id, self.contestant)
+
+    def show_records(self) -> None:
+        record = self._record()
+        if record is not None and record is not self._shown_record:
+            self._shown_record = record
+            self.query_one("#attempt-patch", Static).update(patch_view(record))
+            self.action_reload()
+        elif record is None:
+            self.query_one("#attempt-patch", Static).update(
+                Text("The patch is harvested when the attempt ends.", style="dim")
+            )
+        self.show_live()
+
+    def show_live(self) -> None:
+        view = self.bout.state.attempts.get(self.attempt)
+        record = self._shown_record
+        ended = self.bout.state.outcome is not None
+        phase = record.status if record else (shown_phase(view, ended) if view else "queued")
+        seconds = record.seconds if record else None
+        if seconds is None and view is not None and view.started_at is not None:
+            seconds = (self.bout.now() - view.started_at).total_seconds()
+        title = Text.assemble((self.task_id, "bold"), " · ", (self.contestant, "bold cyan"), "  ")
+        title.append_text(phase_badge(phase))
+        if seconds is not None:
+            title.append(f"  {clock_text(seconds)}", style="dim")
+        title.append("   esc returns", style="dim")
+        self.query_one("#attempt-title", Static).update(title)
+        shown = (phase, record is not None)
+        if shown != self._summary_for or record is None:
+            self._summary_for = shown
+            self.query_one("#attempt-summary", Static).update(summary_view(record, phase, seconds))
+
+    def action_reload(self) -> None:
+        view = self.bout.state.attempts.get(self.attempt)
+        record = self._record()
+        logdir = record.logdir if record else (view.logdir if view else None)
+        self._read_files(logdir, record.prompt_file if record else None)
+
+    @work(thread=True, exclusive=True, group="attempt-files", exit_on_error=False)
+    def _read_files(self, logdir: str | None, prompt_file: str | None) -> None:
+        self.post_message(self.FilesRead(read_attempt_files(logdir, prompt_file)))
+
+    @on(FilesRead)
+    def _files_read(self, message: FilesRead) -> None:
+        files = message.files
+        log = self.query_one("#attempt-log", Log)
+        log.clear()
+        lines: list[str] = []
+        if files.dropped:
+            lines.append(f"… {files.dropped} earlier lines are in the log file")
+        lines += files.stdout
+        if files.stderr:
+            lines += ["", "── standard error ──", *files.stderr]
+        if not files.stdout and not files.stderr:
+            lines.append("(no output yet)")
+        log.write_lines(lines[-LOG_LIMIT:])
+        prompt = files.prompt
+        self.query_one("#attempt-prompt", Static).update(
+            Text(prompt) if prompt is not None else Text("No prompt was written.", style="dim")
+        )

@@ -1,0 +1,124 @@
+"""One cell of a matrix: each test an author wrote, on one tree, with its failure text."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.console import Group
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Static
+
+from bugbout_tui.tui.matrix_view import BASE, Filters, TestLine, cell_tests
+from bugbout_tui.tui.screens.base import BoutScreen
+from bugbout_tui.tui.widgets.badges import outcome_text
+
+
+def reproduction_text(line: TestLine) -> Text:
+    if line.reproduction:
+        return Text("⚑ yes", style="bold magenta")
+    return Text("no", style="dim")
+
+
+class CellScreen(BoutScreen):
+    """Pushed from the Matrix screen (or a verdict's evidence); escape returns."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss", "Back", id="back")]
+
+    def __init__(
+        self,
+        task: str,
+        tree: str,
+        author: str,
+        filters: Filters | None = None,
+        *,
+        test: str | None = None,
+    ) -> None:
+        """`test` puts the cursor on that test (a verdict's evidence names one)."""
+        super().__init__()
+        self.task_id = task
+        self.tree_name = tree
+        self.author = author
+        self.filters = filters or Filters()
+        self.focus_test = test
+        self._lines: list[TestLine] = []
+
+    def body(self) -> ComposeResult:
+        yield Static(id="cell-title")
+        yield DataTable(id="cell-table", cursor_type="row", zebra_stripes=True)
+        with VerticalScroll(id="cell-detail-box"):
+            yield Static(id="cell-detail")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_column("test", key="test")
+        table.add_column("on this tree", key="here")
+        table.add_column("on the unfixed base", key="base")
+        table.add_column("reproduction", key="repro")
+        table.focus()
+
+    def show_records(self) -> None:
+        matrix = self.bout.records.matrices.get(self.task_id)
+        title = self.query_one("#cell-title", Static)
+        if matrix is None:
+            title.update(Text(f"No matrix for {self.task_id}.", style="yellow"))
+            return
+        author = next((a for a in matrix.authors if a.name == self.author), None)
+        kind = author.kind if author is not None else "author"
+        where = (
+            "the unfixed base"
+            if self.tree_name == BASE
+            else f"base + the patch of {self.tree_name}"
+        )
+        header = Text.assemble(
+            (self.task_id, "bold"), " · tests by ", (self.author, "bold cyan"), f" ({kind}) on ",
+            (where, "bold"),
+        )  # fmt: skip
+        run = matrix.trees.get(self.tree_name)
+        if run is not None and run.error:
+            header.append("\nthe run on this tree failed as a whole: ", style="bold red")
+            header.append(run.error, style="red")
+        header.append("   esc returns", style="dim")
+        title.update(header)
+        self._lines = cell_tests(matrix, self.tree_name, self.author, self.filters)
+        table = self.query_one(DataTable)
+        table.clear()
+        for line in self._lines:
+            table.add_row(
+                Text(line.test),
+                outcome_text(line.cell.outcome if line.cell else None),
+                outcome_text(line.base.outcome if line.base else None),
+                reproduction_text(line),
+                key=line.test,
+            )
+        if self.focus_test is not None and self.focus_test in {x.test for x in self._lines}:
+            table.move_cursor(row=table.get_row_index(self.focus_test))
+        self._show_detail(table.cursor_row)
+
+    @on(DataTable.RowHighlighted, "#cell-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail(event.cursor_row)
+
+    def _show_detail(self, row: int) -> None:
+        detail = self.query_one("#cell-detail", Static)
+        if not 0 <= row < len(self._lines):
+            detail.update(Text("This author has no test here under the current filters.",
+                               style="dim"))  # fmt: skip
+            return
+        line = self._lines[row]
+        parts = [Text.assemble(("test ", "dim"), (line.test, "bold"))]
+        if line.reproduction:
+            parts.append(Text("⚑ a reproduction: it fails on the unfixed code, so it tests the "
+                              "bug",
+                              style="magenta"))  # fmt: skip
+        for label, cell in (("on this tree", line.cell), ("on the unfixed base", line.base)):
+            if cell is None:
+                continue
+            head = Text.assemble((f"\n{label}: ", "bold"), outcome_text(cell.outcome))
+            parts.append(head)
+            if cell.message:
+                parts.append(Text(cell.message))
+        detail.update(Group(*parts))

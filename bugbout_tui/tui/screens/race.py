@@ -1,0 +1,181 @@
+"""The Race screen: every quota lane side by side (or stacked when they would not fit)."""
+
+from __future__ import annotations
+
+from time import monotonic
+from typing import ClassVar
+
+from rich.text import Text
+from textual import events, on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Container
+from textual.widgets import OptionList, Static
+
+from bugbout_tui.engine.race import RETRYABLE
+from bugbout_tui.engine.state import BoutState
+from bugbout_tui.tui.screens.attempt import AttemptScreen
+from bugbout_tui.tui.screens.base import BoutScreen
+from bugbout_tui.tui.widgets.lane import LaneBox, lane_id
+
+MIN_COLUMN = 40
+"""Narrower than this per lane, lanes are stacked as rows instead of columns."""
+COUNTS_EVERY = 1.0
+"""Seconds between two redraws of the lanes' heads and lists; logs take every tick."""
+
+ABOUT_THE_RACE = (
+    "The bout mines the bugs your history fixed, establishes the ground truth from the "
+    "maintainers' tests, then races every contestant on every task. Each quota gets a "
+    "lane here: agents that share a plan take turns in it, and you see the running "
+    "attempt's output as it comes.\n\n"
+    "Stopping (s again, or q) stops the agents; everything finished is kept, and the "
+    "next start carries on."
+)
+
+
+def waiting_text(state: BoutState, running: bool) -> Text:
+    """What the Race screen says before any lane exists."""
+    if running or state.current is not None:
+        stage = state.current or "the bout"
+        head = Text.assemble(("The race has not begun: ", "bold"), (stage, "bold yellow"),
+                             " comes first.\n\n")  # fmt: skip
+    elif state.outcome is not None:
+        head = Text("The last run ended before the race. Press s to carry on.\n\n", style="bold")
+    else:
+        head = Text("Nothing has run yet. Press s to start the bout.\n\n", style="bold")
+    return head + Text(ABOUT_THE_RACE, style="dim")
+
+
+def race_summary(state: BoutState) -> Text:
+    """The line above the lanes: how far the race is, and what else is going on."""
+    line = Text()
+    total = len(state.attempts)
+    if total:
+        done = state.finished_attempts
+        running = sum(len(lane.running) for lane in state.lanes.values())
+        how = "stopped with the run" if state.outcome is not None else "running"
+        line.append(f"{done} of {total} attempts done", style="bold")
+        line.append(f" · {running} {how} · {state.queued_attempts} queued", style="dim")
+        failed = sum(1 for view in state.attempts.values() if view.phase in RETRYABLE)
+        if failed:
+            line.append(f" · {failed} to retry (f)", style="magenta")
+    elif state.current is not None:
+        view = state.stages.get(state.current)
+        line.append(f"{state.current}", style="bold yellow")
+        if view is not None and view.total:
+            line.append(f" {view.done}/{view.total}")
+        if view is not None and view.detail:
+            line.append(f" · {view.detail}", style="dim")
+        line.append(" · lanes appear when the race begins", style="dim")
+    if state.test_runs_running:
+        line.append("   tests running: ", style="dim")
+        line.append(", ".join(sorted(state.test_runs_running)))
+    if state.message:
+        line.append(f"   {state.message}", style="dim")
+    line.no_wrap = True
+    line.overflow = "ellipsis"
+    return line
+
+
+class RaceScreen(BoutScreen):
+    """One lane per quota: the running attempt and its output, the queue, the results."""
+
+    MODE = "race"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "cancel_attempt", "Cancel attempt", id="cancel-attempt",
+                tooltip="Stop the highlighted running attempt"),
+        Binding("f", "retry_failed", "Retry failed", id="retry-failed",
+                tooltip="Start again; attempts that crashed, timed out or hit a quota rerun"),
+    ]  # fmt: skip
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lanes: dict[str, LaneBox] = {}
+        self._counted = 0.0
+        """When the heads and lists were last redrawn (a monotonic time)."""
+
+    def body(self) -> ComposeResult:
+        yield Static(id="race-summary")
+        yield Container(id="lanes", classes="-columns")
+        yield Static(id="race-empty")
+
+    def show_live(self) -> None:
+        state = self.bout.state
+        moment = monotonic()
+        full = moment - self._counted >= COUNTS_EVERY or set(state.lanes) != set(self._lanes)
+        if full:
+            self._counted = moment
+            self.query_one("#race-summary", Static).update(race_summary(state))
+        empty = self.query_one("#race-empty", Static)
+        empty.display = not state.lanes
+        self.query_one("#lanes").display = bool(state.lanes)
+        if not state.lanes:
+            empty.update(waiting_text(state, self.bout.engine_running))
+        self._sync_lanes(state)
+        project = self.bout.project
+        now = self.bout.now()
+        for quota, box in self._lanes.items():
+            lane = state.lanes.get(quota)
+            if lane is None or not box.is_mounted:
+                continue
+            capacity = project.config.run.capacity(quota) if project is not None else 1
+            box.show(lane, state, self.bout.outputs, now, capacity, full=full)
+
+    def _sync_lanes(self, state: BoutState) -> None:
+        container = self.query_one("#lanes", Container)
+        for quota in [q for q in self._lanes if q not in state.lanes]:
+            self._lanes.pop(quota).remove()
+        new = [
+            LaneBox(quota, id=lane_id(quota, len(self._lanes) + index))
+            for index, quota in enumerate(q for q in state.lanes if q not in self._lanes)
+        ]
+        if new:
+            for box in new:
+                self._lanes[box.quota] = box
+            container.mount_all(new)
+            self._choose_layout()
+            if self.focused is None:
+                self.call_after_refresh(self._focus_first_lane)
+
+    def _focus_first_lane(self) -> None:
+        for box in self._lanes.values():
+            if box.is_mounted:
+                box.attempts.focus()
+                return
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._choose_layout()
+
+    def _choose_layout(self) -> None:
+        columns = self.size.width // max(1, len(self._lanes)) >= MIN_COLUMN
+        container = self.query_one("#lanes", Container)
+        container.set_class(columns, "-columns")
+        container.set_class(not columns, "-rows")
+
+    def _focused_lane(self) -> LaneBox | None:
+        focused = self.focused
+        for box in self._lanes.values():
+            if focused is not None and focused in box.walk_children():
+                return box
+        return None
+
+    def _highlighted(self) -> str | None:
+        box = self._focused_lane()
+        return None if box is None else box.highlighted_attempt()
+
+    @on(OptionList.OptionSelected)
+    def _attempt_chosen(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option_id is not None:
+            self.app.push_screen(AttemptScreen(event.option_id))
+
+    def action_cancel_attempt(self) -> None:
+        attempt = self._highlighted()
+        view = self.bout.state.attempts.get(attempt) if attempt else None
+        if view is None or view.phase != "running":
+            self.notify("Highlight a running attempt (▶) to cancel it.")
+            return
+        self.bout.cancel_attempt(view.attempt)
+
+    def action_retry_failed(self) -> None:
+        self.bout.start_bout(retry_failed=True)

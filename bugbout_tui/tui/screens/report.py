@@ -1,0 +1,103 @@
+"""The Report screen: the same report `bugbout report` prints, and its export."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import Static
+
+from bugbout_tui.core.errors import BugboutError
+from bugbout_tui.engine.reporting import load_report, write_report
+from bugbout_tui.report import Report, render_terminal
+from bugbout_tui.tui.screens.base import BoutScreen
+
+
+class ReportScreen(BoutScreen):
+    """The report, rebuilt from the store whenever the store changes."""
+
+    MODE = "report"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("e", "export", "Export md + json", id="export",
+                tooltip="Write .bugbout/report.md and .bugbout/report.json"),
+    ]  # fmt: skip
+
+    class Built(Message):
+        def __init__(self, report: Report | None, error: str | None) -> None:
+            super().__init__()
+            self.report = report
+            self.error = error
+
+    class Exported(Message):
+        def __init__(self, paths: list[str], error: str | None) -> None:
+            super().__init__()
+            self.paths = paths
+            self.error = error
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.report: Report | None = None
+
+    def body(self) -> ComposeResult:
+        with VerticalScroll(id="report-scroll"):
+            yield Static(Text("Building the report…", style="dim"), id="report-body")
+
+    def show_records(self) -> None:
+        self._build()
+
+    @work(thread=True, exclusive=True, group="report", exit_on_error=False)
+    def _build(self) -> None:
+        project = self.bout.project
+        if project is None:
+            self.post_message(self.Built(None, "bugbout.toml has problems: fix them first (1)."))
+            return
+        try:
+            report = load_report(project, judge=not self.bout.watching)
+        except BugboutError as exc:
+            self.post_message(self.Built(None, str(exc)))
+        else:
+            self.post_message(self.Built(report, None))
+
+    @on(Built)
+    def _built(self, message: Built) -> None:
+        body = self.query_one("#report-body", Static)
+        self.report = message.report
+        if message.report is None:
+            body.update(Text(message.error or "", style="yellow"))
+            return
+        body.update(render_terminal(message.report))
+
+    def action_export(self) -> None:
+        if self.report is None:
+            self.notify("There is no report to export yet.", severity="warning")
+            return
+        if self.bout.watching:
+            self.notify("Following another run: this view is read-only; that run writes "
+                        "its own report when it ends.", severity="warning")  # fmt: skip
+            return
+        self._export(self.report)
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def _export(self, report: Report) -> None:
+        project = self.bout.project
+        if project is None:
+            return
+        try:
+            paths = write_report(project, report)
+        except OSError as exc:
+            self.post_message(self.Exported([], f"The report could not be written: {exc}"))
+        else:
+            self.post_message(self.Exported([str(path) for path in paths], None))
+
+    @on(Exported)
+    def _exported(self, message: Exported) -> None:
+        if message.error is not None:
+            self.notify(message.error, severity="error", markup=False)
+            return
+        self.notify("Wrote " + " and ".join(message.paths), title="Report exported",
+                    markup=False, timeout=8)  # fmt: skip

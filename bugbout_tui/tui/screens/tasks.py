@@ -1,0 +1,382 @@
+"""The Tasks screen: the bugs mining found, and a person's say on which ones race.
+
+Decisions go to `[tasks] include` / `exclude` in bugbout.toml (through the same
+comment-keeping editor as the Config screen), so they are reviewable in the file and
+reversible here or there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
+
+from bugbout_tui.core.config import Decision, TasksConfig
+from bugbout_tui.core.config_doc import ConfigDocument
+from bugbout_tui.core.errors import BugboutError
+from bugbout_tui.core.models import Oracle, OracleSet, Task, TaskSet
+from bugbout_tui.engine.project import Project
+from bugbout_tui.infra.git import open_repository, run_git
+from bugbout_tui.tui.screens.base import BoutScreen
+
+COLUMNS = (("sel", "", 1), ("id", "task", 14), ("issue", "issue", 6), ("title", "title", 44),
+           ("status", "status", 34), ("f2p", "fail→pass", 9))  # fmt: skip
+"""(key, heading, width) of the task table."""
+
+
+Row = tuple[tuple[str, str], ...]
+"""A table row as (text, style) per column: compared to find the cells that changed."""
+
+
+def cell_text(value: tuple[str, str]) -> Text:
+    text, style = value
+    return Text(text, style=style, no_wrap=True, overflow="ellipsis")
+
+
+@dataclass(frozen=True)
+class TaskStatus:
+    """Whether a task will race, in one phrase, and why."""
+
+    label: str
+    style: str
+
+
+def task_status(task: Task, tasks: TasksConfig, oracles: OracleSet | None) -> TaskStatus:
+    """A person's decision first, then what keeps a task from being scored or raced."""
+    decision = tasks.decision(task.id)
+    oracle = oracles.oracles.get(task.id) if oracles is not None else None
+    if decision == "excluded":
+        return TaskStatus("excluded by you", "red")
+    if oracle is not None and not oracle.scored:
+        return TaskStatus(f"not scored: {oracle.reason or 'no ground truth'}", "yellow")
+    if not task.statement:
+        return TaskStatus(f"not raced: no issue text ({task.statement_missing})", "yellow")
+    if decision == "accepted":
+        return TaskStatus("accepted by you", "bold green")
+    if tasks.require_review:
+        return TaskStatus("awaiting review (a accepts)", "cyan")
+    if oracle is None:
+        return TaskStatus("will race (ground truth pending)", "green")
+    return TaskStatus("will race", "green")
+
+
+def funnel_text(taskset: TaskSet) -> Text:
+    """How the examined changes became tasks: the count left out for each reason."""
+    text = Text.assemble(
+        ("funnel ", "bold"),
+        f"{taskset.examined} changes examined → {len(taskset.tasks)} tasks",
+    )
+    left_out = [(reason, n) for reason, n in taskset.funnel().items() if n]
+    if left_out:
+        text.append(" · left out: ", style="dim")
+        text.append(", ".join(f"{reason} {n}" for reason, n in left_out), style="dim")
+    return text
+
+
+def issue_view(task: Task) -> RenderableType:
+    head = Text(f"Issue #{task.issue}", style="bold")
+    if task.statement is None:
+        why = task.statement_missing or "unknown"
+        return Group(head, Text(f"\nNo issue text could be read ({why}).", style="yellow"),
+                     Text("Tasks without text are not raced.", style="dim"))  # fmt: skip
+    parts: list[RenderableType] = [
+        head,
+        Text("As the agents see it: descriptions of the fix are removed.\n", style="dim"),
+        Text(task.statement),
+    ]
+    if task.statement_note:
+        parts.append(Text(f"\n{task.statement_note}", style="dim"))
+    return Group(*parts)
+
+
+def tests_view(task: Task, oracle: Oracle | None) -> RenderableType:
+    facts = Table.grid(padding=(0, 2))
+    facts.add_column(style="bold", no_wrap=True)
+    facts.add_column()
+    facts.add_row("fix commit", task.fix_commit[:12])
+    facts.add_row("base commit", Text(f"{task.base_commit[:12]} (the agents start here)"))
+    facts.add_row("source files", Text(", ".join(task.source_files)))
+    facts.add_row("test files", Text(", ".join(task.test_files) + " (hidden from agents)"))
+    facts.add_row("tests added", Text(", ".join(task.added_tests) or "–"))
+    if oracle is None:
+        facts.add_row("ground truth", Text("not established yet", style="dim"))
+        return facts
+    facts.add_row(
+        "ground truth",
+        Text("scored", style="green")
+        if oracle.scored
+        else Text(f"not scored: {oracle.reason}", style="yellow"),
+    )
+    parts: list[RenderableType] = [facts]
+    for heading, tests, style in (
+        ("fail → pass (fail on the base, pass on the fix)", oracle.fail_to_pass, "green"),
+        ("pass → pass (must keep passing)", oracle.pass_to_pass, "dim"),
+        ("unstable (set aside)", oracle.unstable, "yellow"),
+    ):
+        parts.append(Text(f"\n{heading}: {len(tests)}", style="bold"))
+        shown = tests if style != "dim" else tests[:20]
+        parts.extend(Text(f"  {test}", style=style) for test in shown)
+        if len(shown) < len(tests):
+            parts.append(Text(f"  … {len(tests) - len(shown)} more", style="dim"))
+    return Group(*parts)
+
+
+class TasksScreen(BoutScreen):
+    """Mined tasks with their status; the highlighted one in full below."""
+
+    MODE = "tasks"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("space", "toggle_select", "Select", id="select",
+                tooltip="Mark the task to accept or exclude several at once"),
+        Binding("a", "decide('accepted')", "Accept", id="accept",
+                tooltip="Race the selected (or highlighted) tasks"),
+        Binding("x", "decide('excluded')", "Exclude", id="exclude",
+                tooltip="Never race the selected (or highlighted) tasks"),
+        Binding("u", "decide('')", "Undo", id="undecide",
+                tooltip="Remove your decision: the task follows the defaults again"),
+        Binding("asterisk", "select_all", "Select all/none", id="select-all", show=False),
+        Binding("m", "mine", "Mine now", id="mine", tooltip="Mine the history and stop there"),
+    ]  # fmt: skip
+
+    class Decided(Message):
+        """Decisions were written to bugbout.toml (or could not be)."""
+
+        def __init__(self, count: int, decision: Decision | None, error: str | None) -> None:
+            super().__init__()
+            self.count = count
+            self.decision = decision
+            self.error = error
+
+    class FixRead(Message):
+        def __init__(self, commit: str, diff: str) -> None:
+            super().__init__()
+            self.commit = commit
+            self.diff = diff
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.selected: set[str] = set()
+        self._rows: dict[str, Row] = {}
+        self._fixes: dict[str, str] = {}
+        self._detail_task: str | None = None
+
+    def body(self) -> ComposeResult:
+        with Vertical(id="tasks-top"):
+            yield DataTable(id="tasks-table", cursor_type="row", zebra_stripes=True)
+            yield Static(id="tasks-funnel")
+        with TabbedContent(id="task-detail"):
+            with TabPane("Issue", id="tab-issue"), VerticalScroll():
+                yield Static(id="task-issue")
+            with TabPane("Fix", id="tab-fix"), VerticalScroll():
+                yield Static(id="task-fix")
+            with TabPane("Tests & ground truth", id="tab-tests"), VerticalScroll():
+                yield Static(id="task-tests")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for key, heading, width in COLUMNS:
+            table.add_column(heading, key=key, width=width)
+
+    @property
+    def table(self) -> DataTable[Text]:
+        return self.query_one("#tasks-table", DataTable)
+
+    def _tasks_config(self) -> TasksConfig | None:
+        project: Project | None = self.bout.project
+        return project.config.tasks if project is not None else None
+
+    def show_records(self) -> None:
+        taskset = self.bout.records.taskset
+        tasks_cfg = self._tasks_config()
+        funnel = self.query_one("#tasks-funnel", Static)
+        if taskset is None or tasks_cfg is None:
+            self.table.clear()
+            self._rows.clear()
+            why = (
+                "bugbout.toml has problems: fix them on the Config screen (1)."
+                if tasks_cfg is None
+                else "No tasks mined yet. Press m to mine the history (or s to run the bout)."
+            )
+            funnel.update(Text(why, style="yellow"))
+            self._show_detail(None)
+            return
+        oracles = self.bout.records.oracles
+        rows = {task.id: self._row(task, tasks_cfg, oracles) for task in taskset.tasks}
+        self._sync_rows(rows)
+        racing = sum(
+            1
+            for task in taskset.tasks
+            if task_status(task, tasks_cfg, oracles).label.startswith(("will race", "accepted"))
+        )
+        line = funnel_text(taskset)
+        line.append(f"\n{racing} of {len(taskset.tasks)} tasks can race", style="dim")
+        if self.selected:
+            line.append(f" · {len(self.selected)} selected", style="bold")
+        funnel.update(line)
+        self._show_detail(self._highlighted())
+
+    def _row(self, task: Task, tasks_cfg: TasksConfig, oracles: OracleSet | None) -> Row:
+        status = task_status(task, tasks_cfg, oracles)
+        oracle = oracles.oracles.get(task.id) if oracles is not None else None
+        f2p = str(len(oracle.fail_to_pass)) if oracle is not None else "–"
+        mark = "●" if task.id in self.selected else ""
+        return (
+            (mark, "bold cyan"),
+            (task.id, "bold"),
+            (f"#{task.issue}", ""),
+            (task.title, ""),
+            (status.label, status.style),
+            (f2p, ""),
+        )
+
+    def _sync_rows(self, rows: dict[str, Row]) -> None:
+        """Change only the cells that differ; rebuild only when the task list changed."""
+        table = self.table
+        with self.app.batch_update():
+            if list(rows) != list(self._rows):
+                keep = self._highlighted()
+                table.clear()
+                for key, row in rows.items():
+                    table.add_row(*(cell_text(value) for value in row), key=key)
+                if keep in rows:
+                    table.move_cursor(row=table.get_row_index(keep))
+            else:
+                for key, row in rows.items():
+                    old = self._rows[key]
+                    if row == old:
+                        continue
+                    for (column, _, _), new, was in zip(COLUMNS, row, old, strict=True):
+                        if new != was:
+                            table.update_cell(key, column, cell_text(new))
+        self._rows = rows
+
+    def _highlighted(self) -> str | None:
+        table = self.table
+        if not table.row_count:
+            return None
+        return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+    @on(DataTable.RowHighlighted, "#tasks-table")
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail(str(event.row_key.value))
+
+    def _find_task(self, task_id: str | None) -> Task | None:
+        taskset = self.bout.records.taskset
+        if taskset is None or task_id is None:
+            return None
+        return next((task for task in taskset.tasks if task.id == task_id), None)
+
+    def _show_detail(self, task_id: str | None) -> None:
+        task = self._find_task(task_id)
+        issue = self.query_one("#task-issue", Static)
+        tests = self.query_one("#task-tests", Static)
+        fix = self.query_one("#task-fix", Static)
+        if task is None:
+            for widget in (issue, tests, fix):
+                widget.update("")
+            self._detail_task = None
+            return
+        if task.id == self._detail_task:
+            return
+        self._detail_task = task.id
+        oracles = self.bout.records.oracles
+        issue.update(issue_view(task))
+        tests.update(tests_view(task, oracles.oracles.get(task.id) if oracles else None))
+        if task.fix_commit in self._fixes:
+            fix.update(self._fix_view(task.fix_commit))
+        else:
+            fix.update(Text("Reading the fix from git…", style="dim"))
+            self._read_fix(task.fix_commit)
+
+    def _fix_view(self, commit: str) -> RenderableType:
+        return Syntax(self._fixes[commit], "diff", theme="ansi_dark", word_wrap=False)
+
+    @work(thread=True, group="fix", exit_on_error=False)
+    def _read_fix(self, commit: str) -> None:
+        project = self.bout.project
+        if project is None:
+            return
+        try:
+            repo = open_repository(project.config.project.repository, project.dir)
+            diff = run_git(repo, "show", "--stat", "--patch", "--format=medium", commit)
+            text = diff.decode("utf-8", "replace")
+        except BugboutError as exc:
+            text = f"The fix could not be read: {exc}"
+        self.post_message(self.FixRead(commit, text))
+
+    @on(FixRead)
+    def _fix_read(self, message: FixRead) -> None:
+        self._fixes[message.commit] = message.diff
+        task = self._find_task(self._detail_task)
+        if task is not None and task.fix_commit == message.commit:
+            self.query_one("#task-fix", Static).update(self._fix_view(message.commit))
+
+    # --- decisions -----------------------------------------------------------------------
+
+    def action_toggle_select(self) -> None:
+        task_id = self._highlighted()
+        if task_id is None:
+            return
+        self.selected.symmetric_difference_update({task_id})
+        self.show_records()
+        table = self.table
+        if table.cursor_row < table.row_count - 1:
+            table.move_cursor(row=table.cursor_row + 1)
+
+    def action_select_all(self) -> None:
+        taskset = self.bout.records.taskset
+        every = {task.id for task in taskset.tasks} if taskset is not None else set()
+        self.selected = set() if self.selected >= every else every
+        self.show_records()
+
+    def action_decide(self, decision: str) -> None:
+        if self.bout.watching:
+            self.notify("Following another run: this view is read-only.", severity="warning")
+            return
+        chosen = sorted(self.selected) or [t for t in [self._highlighted()] if t is not None]
+        if not chosen:
+            return
+        value: Decision | None
+        if decision == "accepted":
+            value = "accepted"
+        elif decision == "excluded":
+            value = "excluded"
+        else:
+            value = None
+        self._write_decisions(chosen, value)
+
+    @work(thread=True, exclusive=True, group="decisions", exit_on_error=False)
+    def _write_decisions(self, task_ids: list[str], decision: Decision | None) -> None:
+        try:
+            document = ConfigDocument.load(self.bout.config_path)
+            for task_id in task_ids:
+                document.set_task_decision(task_id, decision)
+            document.save()
+        except BugboutError as exc:
+            self.post_message(self.Decided(len(task_ids), decision, str(exc)))
+        else:
+            self.post_message(self.Decided(len(task_ids), decision, None))
+
+    @on(Decided)
+    def _decided(self, message: Decided) -> None:
+        if message.error is not None:
+            self.notify(message.error, title="Not saved", severity="error", markup=False)
+            return
+        what = {"accepted": "accepted", "excluded": "excluded", None: "back to the defaults"}
+        plural = "s" if message.count != 1 else ""
+        self.notify(f"{message.count} task{plural} {what[message.decision]} in bugbout.toml.")
+        self.selected.clear()
+        self.bout.config_saved()
+
+    def action_mine(self) -> None:
+        self.bout.start_bout(until="mine")

@@ -1,0 +1,304 @@
+"""The Verdicts screen: the judge's pick (or abstention) per task, rule by rule.
+
+Verdicts are recomputed from the stored matrices under all four policies when the store
+is read, so switching the policy here shows its verdicts at once, and saving it makes it
+the project's `[judge] policy`.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widgets import DataTable, Static, Tree
+from textual.widgets.tree import TreeNode
+
+from bugbout_tui.core.config import Policy
+from bugbout_tui.core.config_doc import ConfigDocument
+from bugbout_tui.core.errors import BugboutError
+from bugbout_tui.stages.judge import POLICIES, Assessment, CellRef, Verdict
+from bugbout_tui.tui.records import Records
+from bugbout_tui.tui.screens.base import BoutScreen
+from bugbout_tui.tui.screens.cell import CellScreen
+from bugbout_tui.tui.widgets.badges import RESOLUTION_STYLES, outcome_text
+
+NO_VERDICT = Text("no matrix yet", style="dim")
+
+
+def pick_text(verdict: Verdict | None, records: Records) -> Text:
+    """A policy's pick with whether the hidden tests proved it right, or `abstain`."""
+    if verdict is None:
+        return NO_VERDICT
+    if verdict.pick is None:
+        return Text("abstain", style="dim italic")
+    text = Text(verdict.pick, style="bold")
+    resolution = records.resolution(verdict.task, verdict.pick)
+    if resolution is not None:
+        right = resolution.status == "resolved"
+        text.append(" ✓" if right else " ✗", style="bold green" if right else "bold red")
+    return text
+
+
+def cell_label(ref: CellRef) -> Text:
+    where = "base" if ref.tree == "base" else f"patch {ref.tree}"
+    return Text.assemble(
+        (ref.test, ""), "  ", (ref.author, "cyan"), " on ", (where, "bold"), ": ",
+        outcome_text(ref.outcome),
+    )  # fmt: skip
+
+
+def _add_cells(node: TreeNode[CellRef | None], cells: list[CellRef]) -> None:
+    for ref in cells:
+        node.add_leaf(cell_label(ref), data=ref)
+
+
+def _assessment_label(assessment: Assessment, picked: bool) -> Text:
+    mark, style = ("✓ ", "bold green") if assessment.approved else ("✗ ", "bold red")
+    label = Text.assemble((mark, style), (assessment.patch, "bold"))
+    if picked:
+        label.append(" (the pick)", style="bold green")
+    label.append(f": {'approved' if assessment.approved else 'rejected'} — ")
+    label.append(assessment.reason)
+    return label
+
+
+def _plural(count: int, noun: str, nouns: str | None = None) -> str:
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
+def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -> None:
+    """The rule trail of one verdict, with the cells behind each step as leaves."""
+    tree.clear()
+    root = tree.root
+    head = Text.assemble((verdict.task, "bold"), " under ", (verdict.policy, "bold cyan"), ": ")
+    if verdict.pick is not None:
+        head.append(f"picks {verdict.pick}", style="bold green")
+        resolution = records.resolution(verdict.task, verdict.pick)
+        if resolution is not None:
+            right = resolution.status == "resolved"
+            head.append(
+                f" — the hidden tests say {resolution.status}"
+                + (" (right)" if right else " (wrong)"),
+                style="green" if right else "red",
+            )
+    else:
+        head.append("abstains: ", style="bold yellow")
+        head.append(verdict.abstained or "")
+    tree.root.set_label(head)
+    reps = {author: tests for author, tests in verdict.reproductions.items() if tests}
+    count = sum(len(tests) for tests in reps.values())
+    repro_node = root.add(
+        Text.assemble(
+            ("step 1 · reproductions", "bold"),
+            f": {_plural(count, 'test')} by {_plural(len(reps), 'author')} "
+            "fail on the unfixed code",
+        ),
+        expand=True,
+    )
+    for author, tests in sorted(reps.items()):
+        author_node = repro_node.add(
+            Text.assemble((author, "cyan"), f": {_plural(len(tests), 'test')}")
+        )
+        _add_cells(
+            author_node,
+            [CellRef(tree="base", author=author, test=test, outcome="failed") for test in tests],
+        )
+    if not reps:
+        repro_node.add_leaf(Text("none: no test by a contestant or examiner fails there",
+                                 style="dim"))  # fmt: skip
+    patches = root.add(
+        Text.assemble(
+            ("step 2 · patches", "bold"),
+            f": {_plural(len(verdict.assessments), 'patch', 'patches')}, each judged alone",
+        ),
+        expand=True,
+    )
+    for assessment in verdict.assessments:
+        node = patches.add(_assessment_label(assessment, assessment.patch == verdict.pick))
+        independent = ", ".join(assessment.independent) or "none"
+        node.add_leaf(Text.assemble(("independent authors: ", "bold"), independent))
+        support = node.add(
+            Text.assemble(
+                ("support: ", "bold"),
+                "none" if assessment.support is None else f"{assessment.support:.2f}",
+                " (mean over independent authors of the share of their reproductions that pass)",
+            )
+        )
+        for author, share in sorted(assessment.support_by_author.items()):
+            support.add_leaf(Text.assemble((author, "cyan"), f": {share:.2f}"))
+        breaks = node.add(
+            Text.assemble(
+                ("breakages: ", "bold"),
+                f"{len(assessment.breakages)} found, {assessment.counted_breakages} counted "
+                "(counted when most other patches keep the test passing)",
+            )
+        )
+        for breakage in assessment.breakages:
+            counted = "counted" if breakage.counted else "not counted"
+            item = breaks.add(
+                Text.assemble(
+                    (breakage.test, ""), "  ", (breakage.author, "cyan"),
+                    f": kept passing by {breakage.kept_by} of {breakage.others} other patches — ",
+                    (counted, "bold red" if breakage.counted else "dim"),
+                )
+            )  # fmt: skip
+            _add_cells(item, breakage.cells)
+        cells = node.add(Text.assemble(("cells behind this decision", "bold"),
+                                       f": {len(assessment.cells)}"))  # fmt: skip
+        _add_cells(cells, assessment.cells)
+    scored = [(a.patch, records.resolution(verdict.task, a.patch)) for a in verdict.assessments]
+    if any(resolution is not None for _, resolution in scored):
+        truth = root.add(
+            Text.assemble(("step 3 · the maintainers' hidden tests", "bold"),
+                          ": whether each patch really fixed the bug"),
+            expand=True,
+        )  # fmt: skip
+        for patch, resolution in scored:
+            status = resolution.status if resolution is not None else "not scored"
+            truth.add_leaf(
+                Text.assemble((patch, "bold"), ": ", (status, RESOLUTION_STYLES.get(status, "")))
+            )
+    root.expand()
+
+
+class VerdictsScreen(BoutScreen):
+    """All policies side by side above; the highlighted task's trail below."""
+
+    MODE = "verdicts"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("p", "next_policy", "Next policy", id="next-policy",
+                tooltip="Show the verdicts under the next policy"),
+        Binding("w", "save_policy", "Save policy", id="save-policy",
+                tooltip="Make the shown policy the project's [judge] policy"),
+        Binding("enter", "open_cell", "Open cell", id="open-evidence", show=False),
+    ]  # fmt: skip
+
+    class PolicySaved(Message):
+        def __init__(self, policy: Policy, error: str | None) -> None:
+            super().__init__()
+            self.policy = policy
+            self.error = error
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.policy: Policy | None = None
+        self._task_id: str | None = None
+
+    def body(self) -> ComposeResult:
+        yield Static(id="policy-bar")
+        yield DataTable(id="verdict-table", cursor_type="row", zebra_stripes=True)
+        yield Tree[CellRef | None]("", id="verdict-trail")
+
+    @property
+    def table(self) -> DataTable[Text]:
+        return self.query_one("#verdict-table", DataTable)
+
+    def _configured(self) -> Policy:
+        project = self.bout.project
+        return project.config.judge.policy if project is not None else "majority"
+
+    def show_records(self) -> None:
+        if self.policy is None:
+            self.policy = self._configured()
+        self._show_bar()
+        records = self.bout.records
+        table = self.table
+        keep = self._task_id
+        with self.app.batch_update():
+            table.clear(columns=True)
+            table.add_column("task", key="task")
+            for policy in POLICIES:
+                marker = "▸ " if policy == self.policy else "  "
+                style = "bold reverse" if policy == self.policy else "bold"
+                table.add_column(Text(f"{marker}{policy}", style=style), key=policy)
+            for task in sorted(records.verdicts):
+                verdicts = records.verdicts[task]
+                table.add_row(
+                    Text(task, style="bold"),
+                    *(pick_text(verdicts.get(policy), records) for policy in POLICIES),
+                    key=task,
+                )
+            if keep in records.verdicts:
+                table.move_cursor(row=table.get_row_index(keep))
+        self._task_id = keep if keep in records.verdicts else (min(records.verdicts, default=None))
+        self._show_trail()
+
+    def _show_bar(self) -> None:
+        bar = Text("policy ", style="bold")
+        for policy in POLICIES:
+            style = "bold reverse cyan" if policy == self.policy else "dim"
+            bar.append(f" {policy} ", style=style)
+            bar.append(" ")
+        configured = self._configured()
+        bar.append(f"  p next · w save as [judge] policy (now {configured})", style="dim")
+        self.query_one("#policy-bar", Static).update(bar)
+
+    def _show_trail(self) -> None:
+        trail: Tree[CellRef | None] = self.query_one("#verdict-trail", Tree)
+        verdicts = self.bout.records.verdicts.get(self._task_id or "")
+        if verdicts is None or self.policy is None:
+            trail.clear()
+            trail.root.set_label(
+                Text(
+                    "No verdict yet: the judge reads each task's cross-examination matrix, "
+                    "which is built after the race.",
+                    style="yellow",
+                )
+            )
+            return
+        fill_trail(trail, verdicts[self.policy], self.bout.records)
+
+    @on(DataTable.RowHighlighted, "#verdict-table")
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        task = str(event.row_key.value)
+        if task != self._task_id:
+            self._task_id = task
+            self._show_trail()
+
+    @on(Tree.NodeSelected, "#verdict-trail")
+    def _node_selected(self, event: Tree.NodeSelected[CellRef | None]) -> None:
+        ref = event.node.data
+        if ref is not None and self._task_id is not None:
+            self.app.push_screen(CellScreen(self._task_id, ref.tree, ref.author, test=ref.test))
+
+    def action_open_cell(self) -> None:
+        trail: Tree[CellRef | None] = self.query_one("#verdict-trail", Tree)
+        node = trail.cursor_node
+        if node is not None and node.data is not None and self._task_id is not None:
+            ref = node.data
+            self.app.push_screen(CellScreen(self._task_id, ref.tree, ref.author, test=ref.test))
+
+    def action_next_policy(self) -> None:
+        current = self.policy or self._configured()
+        self.policy = POLICIES[(POLICIES.index(current) + 1) % len(POLICIES)]
+        self.show_records()
+
+    def action_save_policy(self) -> None:
+        if self.bout.watching:
+            self.notify("Following another run: this view is read-only.", severity="warning")
+            return
+        if self.policy is not None:
+            self._save_policy(self.policy)
+
+    @work(thread=True, exclusive=True, group="save-policy", exit_on_error=False)
+    def _save_policy(self, policy: Policy) -> None:
+        try:
+            document = ConfigDocument.load(self.bout.config_path)
+            document.set(("judge", "policy"), policy)
+            document.save()
+        except BugboutError as exc:
+            self.post_message(self.PolicySaved(policy, str(exc)))
+        else:
+            self.post_message(self.PolicySaved(policy, None))
+
+    @on(PolicySaved)
+    def _policy_saved(self, message: PolicySaved) -> None:
+        if message.error is not None:
+            self.notify(message.error, title="Not saved", severity="error", markup=False)
+            return
+        self.notify(f"[judge] policy = {message.policy} saved to bugbout.toml.", markup=False)
+        self.bout.config_saved()

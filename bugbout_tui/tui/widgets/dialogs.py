@@ -1,0 +1,84 @@
+"""Small modal questions: a message and a row of buttons, answered by the button's id."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+from textual.widgets.button import ButtonVariant
+
+
+class Choice(ModalScreen[str]):
+    """Asks one question; dismisses with the id of the button pressed, or `cancel`."""
+
+    DEFAULT_CSS = """
+    Choice {
+        align: center middle;
+    }
+    Choice > Vertical {
+        width: 72;
+        height: auto;
+        border: thick $accent;
+        background: $surface;
+        padding: 1 2;
+    }
+    Choice .title {
+        text-style: bold;
+        margin-bottom: 1;
+    }
+    Choice Horizontal {
+        height: auto;
+        margin-top: 1;
+        align-horizontal: right;
+    }
+    Choice Button {
+        margin-left: 1;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss('cancel')", "Cancel", id="dialog-cancel")
+    ]
+
+    def __init__(
+        self, title: str, message: Text | str, buttons: Sequence[tuple[str, str, ButtonVariant]]
+    ) -> None:
+        """`buttons` are (id, label, variant); the first one has the focus."""
+        super().__init__()
+        self._title = title
+        self._message = Text(message) if isinstance(message, str) else message
+        self._buttons = buttons
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(self._title), classes="title")
+            yield Static(self._message)
+            with Horizontal():
+                for ident, label, variant in self._buttons:
+                    yield Button(label, id=ident, variant=variant)
+
+    def on_mount(self) -> None:
+        self.query(Button).first().focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id or "cancel")
+
+
+def unsaved_changes(where: str) -> Choice:
+    """The question asked before edits to bugbout.toml would be lost."""
+    return Choice(
+        "Unsaved changes",
+        f"{where} has changes that are not saved to bugbout.toml yet.",
+        [
+            ("save", "Save", "primary"),
+            ("discard", "Discard", "error"),
+            ("cancel", "Stay", "default"),
+        ],
+    )

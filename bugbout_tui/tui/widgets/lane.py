@@ -1,0 +1,207 @@
+"""One quota lane of the race: what runs now, its output, what waits and what ended.
+
+Agents sharing a quota (one plan, one rate limit) take turns, so a lane is the natural
+unit to watch: at most `capacity` attempts run in it at once. The lane redraws only
+what changed since its last redraw, and its log takes new lines in one batch.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Container
+from textual.widgets import Log, OptionList, Static
+from textual.widgets.option_list import Option
+
+from bugbout_tui.engine.state import AttemptView, BoutState, LaneView
+from bugbout_tui.tui.feed import OutputBook
+from bugbout_tui.tui.widgets.badges import PHASES, clock_text, phase_symbol, tokens_text
+
+LOG_LINES = 1000
+"""Lines a lane's log keeps; the attempt's log file has every line."""
+
+_UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def lane_id(quota: str, index: int) -> str:
+    """A widget id for a quota name, which may hold any character."""
+    return f"lane-{index}-{_UNSAFE_ID.sub('_', quota)}"
+
+
+def elapsed(view: AttemptView, now: datetime) -> float | None:
+    """Seconds an attempt took, or has taken so far."""
+    if view.seconds is not None:
+        return view.seconds
+    if view.started_at is not None:
+        return (now - view.started_at).total_seconds()
+    return None
+
+
+def shown_phase(view: AttemptView, ended: bool) -> str:
+    """An attempt still running when its run ended was stopped with it."""
+    return "interrupted" if ended and view.phase == "running" else view.phase
+
+
+def attempt_prompt(view: AttemptView, now: datetime, ended: bool = False) -> Text:
+    """One attempt as a line of the lane's list."""
+    phase = shown_phase(view, ended)
+    line = Text.assemble(phase_symbol(phase), " ", (view.task, "bold"), " · ")
+    line.append(view.contestant)
+    if view.role == "examiner" and "examiner" not in view.contestant:
+        line.append(" (examiner)", style="dim")
+    took = elapsed(view, now)
+    if took is not None and phase != "queued":
+        line.append(f"  {clock_text(took)}", style="dim")
+    if phase not in ("queued", "running"):
+        _, word, style = PHASES.get(phase, ("", phase, ""))
+        line.append(f"  {word}", style=style)
+    return line
+
+
+@dataclass(frozen=True)
+class LaneFigures:
+    """What the lane's head line counts."""
+
+    running: int
+    queued: int
+    finished: int
+
+
+class LaneList(OptionList):
+    """A lane's attempts; enter opens the highlighted one."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "select", "Open attempt", id="open-attempt",
+                tooltip="Prompt, log, patch, tokens and cost of the attempt"),
+    ]  # fmt: skip
+
+
+class LaneBox(Container):
+    """A quota lane: a two-line head, the followed attempt's output, and its attempts
+    (running first, then the finished ones newest first, then the queue)."""
+
+    def __init__(self, quota: str, *, id: str) -> None:
+        super().__init__(id=id, classes="lane")
+        self.quota = quota
+        self._shown: list[tuple[str, str]] = []
+        self._log_attempt: str | None = None
+        self._log_seen = 0
+        self._drawn = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="lane-head")
+        log = Log(max_lines=LOG_LINES, classes="lane-log")
+        log.can_focus = False
+        yield log
+        yield LaneList(classes="lane-list", markup=False)
+
+    @property
+    def attempts(self) -> LaneList:
+        return self.query_one(LaneList)
+
+    def highlighted_attempt(self) -> str | None:
+        option = self.attempts.highlighted_option
+        return None if option is None else option.id
+
+    def show(
+        self,
+        lane: LaneView,
+        state: BoutState,
+        outputs: OutputBook,
+        now: datetime,
+        capacity: int,
+        *,
+        full: bool = True,
+    ) -> None:
+        """Redraw from the state: the log always, the head and the list when `full`; only
+        the parts that changed are touched."""
+        views = state.attempts
+        running = [views[a] for a in lane.running if a in views]
+        self._show_log(lane, running, outputs)
+        if full or not self._drawn:
+            self._drawn = True
+            ended = state.outcome is not None
+            self._show_head(lane, running, capacity, now, ended)
+            order = [*lane.running, *reversed(lane.finished), *lane.queued]
+            self._show_list([views[a] for a in order if a in views], now, ended)
+
+    def _show_head(
+        self,
+        lane: LaneView,
+        running: list[AttemptView],
+        capacity: int,
+        now: datetime,
+        ended: bool,
+    ) -> None:
+        head = Text.assemble((self.quota, "bold"), (f"  {capacity} at a time", "dim"))
+        head.append(
+            f" · {len(lane.running)} running · {len(lane.queued)} queued · "
+            f"{len(lane.finished)} done",
+            style="dim",
+        )
+        second: Text
+        if lane.parked is not None:
+            second = Text("‖ parked on a usage limit: ", style="bold magenta")
+            second.append(lane.parked, style="magenta")
+        elif running and ended:
+            second = Text(f"■ {len(running)} stopped with the run; s carries on", style="yellow")
+        elif running:
+            view = running[0]
+            second = Text.assemble(("▶ ", "bold yellow"), (view.task, "bold"), " · ")
+            second.append(view.contestant)
+            took = elapsed(view, now)
+            if took is not None:
+                second.append(f" · {clock_text(took)}", style="yellow")
+            tokens = tokens_text(view.input_tokens, view.output_tokens)
+            if tokens:
+                second.append(f" · {tokens}", style="dim")
+            if len(running) > 1:
+                second.append(f" (+{len(running) - 1} more)", style="dim")
+        elif lane.queued:
+            second = Text("waiting for its turn", style="dim")
+        else:
+            second = Text("✓ lane finished", style="green")
+        for part in (head, second):
+            part.no_wrap = True
+            part.overflow = "ellipsis"
+        self.query_one(".lane-head", Static).update(Text("\n").join([head, second]))
+
+    def _show_log(self, lane: LaneView, running: list[AttemptView], outputs: OutputBook) -> None:
+        followed = running[0].attempt if running else (lane.finished[-1] if lane.finished else None)
+        log = self.query_one(Log)
+        if followed != self._log_attempt:
+            log.clear()
+            self._log_attempt, self._log_seen = followed, 0
+            if followed is not None:
+                log.write_line(f"── {followed} ──")
+        if followed is None:
+            return
+        lines = outputs.since(followed, self._log_seen)
+        self._log_seen = outputs.count(followed)
+        if lines:
+            log.write_lines(lines)
+
+    def _show_list(self, views: list[AttemptView], now: datetime, ended: bool) -> None:
+        prompts = [(view.attempt, attempt_prompt(view, now, ended)) for view in views]
+        shown = [(attempt, prompt.plain) for attempt, prompt in prompts]
+        if shown == self._shown:
+            return
+        options = self.attempts
+        if [a for a, _ in shown] == [a for a, _ in self._shown]:
+            for (attempt, prompt), (_, old) in zip(prompts, self._shown, strict=True):
+                if prompt.plain != old:
+                    options.replace_option_prompt(attempt, prompt)
+        else:
+            keep = self.highlighted_attempt()
+            options.set_options(Option(prompt, id=attempt) for attempt, prompt in prompts)
+            if keep is not None and any(a == keep for a, _ in prompts):
+                options.highlighted = options.get_option_index(keep)
+            elif prompts:
+                options.highlighted = 0
+        self._shown = shown

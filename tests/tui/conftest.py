@@ -1,0 +1,24 @@
+"""Fixtures for the app's tests: an isolated BUGBOUT_HOME and the calc project."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tuiproject import build_project
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "bugbout-home"
+    monkeypatch.setenv("BUGBOUT_HOME", str(path))
+    return path
+
+
+@pytest.fixture
+def calc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The calc project after a finished bout; the working directory is inside it, so
+    paths on screen are short and the same on every machine."""
+    root = build_project(tmp_path / "calc")
+    monkeypatch.chdir(root)
+    return root

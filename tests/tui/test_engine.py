@@ -1,0 +1,134 @@
+"""The app with a real engine: its own worker started and stopped, and `--watch` following
+a real `bugbout run` in another process. Agents are small scripts, run in the sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from racekit import alive, contestant, copy_project, script, template
+from textual.pilot import Pilot
+from tuiapp import calc_app, settle
+
+from bugbout_tui.tui.app import BugboutApp
+from bugbout_tui.tui.screens.race import RaceScreen
+
+pytestmark = pytest.mark.slow
+
+AGENTS = Path(__file__).resolve().parent / "agents"
+
+
+@pytest.fixture(scope="session")
+def project_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return template(tmp_path_factory)
+
+
+async def until(
+    pilot: Pilot[int], condition: Callable[[], bool], what: str, timeout: float
+) -> None:
+    """Let the app run until `condition` holds; fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        await pilot.pause(0.05)
+
+
+def phase(app: BugboutApp, attempt: str) -> str | None:
+    view = app.state.attempts.get(attempt)
+    return None if view is None else view.phase
+
+
+def test_stopping_the_engine_kills_the_agent_and_starting_again_resumes(
+    project_template: Path, tmp_path: Path
+) -> None:
+    token = f"bugbout-tui-hang-{os.getpid()}"
+    project = copy_project(
+        project_template,
+        tmp_path / "proj",
+        tasks=["calc-1"],
+        extra=contestant("hang", script("hang", token)),
+    )
+
+    async def scenario() -> None:
+        app = calc_app(project)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await pilot.press("3", "s")
+            await until(pilot, lambda: phase(app, "calc-1/hang") == "running", "the start", 60)
+            await until(pilot, lambda: bool(alive(token)), "the agent's helper", 30)
+            screen = app.screen
+            assert isinstance(screen, RaceScreen)
+            assert "1 running" in str(screen.query_one("#race-summary").render())
+            await pilot.press("s")
+            await until(pilot, lambda: app.engine is None, "the engine to stop", 30)
+            assert app.state.outcome == "stopped"
+            await until(pilot, lambda: not alive(token), "the agent to die", 10)
+
+            await pilot.press("s")
+            await until(pilot, lambda: phase(app, "calc-1/hang") == "running", "a restart", 60)
+            await pilot.press("q")
+            await until(pilot, lambda: app.return_code is not None, "the app to quit", 30)
+        assert not alive(token)
+        journal = (project / ".bugbout" / "events.jsonl").read_text()
+        assert '"outcome":"stopped"' in journal
+
+    asyncio.run(scenario())
+
+
+def test_watch_follows_a_bout_run_by_another_process(
+    project_template: Path, tmp_path: Path, home: Path
+) -> None:
+    slow = [sys.executable, str(AGENTS / "scripted.py"), "slow", "{workdir}"]
+    project = copy_project(
+        project_template, tmp_path / "proj", tasks=["calc-1", "calc-2"],
+        extra=contestant("editor", slow),
+    )  # fmt: skip
+    config_before = (project / "bugbout.toml").read_text()
+    run = subprocess.Popen(
+        [sys.executable, "-m", "bugbout_tui", "run", "--until", "race"],
+        cwd=project,
+        env={**os.environ, "BUGBOUT_HOME": str(home)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (project / ".bugbout" / "events.jsonl").exists():
+            assert time.monotonic() < deadline, "the run never wrote its journal"
+            assert run.poll() is None, run.stderr.read() if run.stderr else ""
+            time.sleep(0.05)
+
+        async def scenario() -> None:
+            app = calc_app(project, watch=True)
+            async with app.run_test(size=(120, 40)) as pilot:
+                await until(pilot, lambda: phase(app, "calc-2/editor") == "running",
+                            "the first attempt to run", 60)  # fmt: skip
+                await until(pilot, lambda: app.outputs.count("calc-2/editor") > 0,
+                            "its output", 30)  # fmt: skip
+                assert app.current_mode == "race"
+                header = str(app.screen.query_one("StatusHeader").render())
+                assert "following" in header and "read-only" in header
+                await until(pilot, lambda: phase(app, "calc-1/editor") == "finished",
+                            "the last attempt to finish", 60)  # fmt: skip
+                await until(pilot, lambda: app.state.outcome == "done", "the run to end", 30)
+                await until(pilot, lambda: app.records.attempt("calc-1", "editor") is not None,
+                            "the store to be read again", 10)  # fmt: skip
+                assert phase(app, "calc-2/editor") == "finished"
+                await pilot.press("s")
+                assert app.engine is None
+
+        asyncio.run(scenario())
+        assert run.wait(timeout=60) == 0, run.stderr.read() if run.stderr else ""
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert (project / "bugbout.toml").read_text() == config_before

@@ -1,0 +1,188 @@
+"""The app's parts that need no screen: the journal reader, the output book, the matrix
+summary, the config fields, task statuses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tuiproject import EVENTS, _matrix_calc_1
+
+from bugbout_tui.core.config import TasksConfig
+from bugbout_tui.core.events import AttemptOutput, BoutStarted, StageStarted
+from bugbout_tui.core.models import IssueRef, Oracle, OracleSet, Task
+from bugbout_tui.core.store import Store
+from bugbout_tui.engine.state import BoutState
+from bugbout_tui.tui.app import lock_holder
+from bugbout_tui.tui.config_form import parse_field, show_value
+from bugbout_tui.tui.feed import OutputBook, plain_line
+from bugbout_tui.tui.matrix_view import Filters, cell_tests, matrix_grid
+from bugbout_tui.tui.screens.tasks import task_status
+from bugbout_tui.tui.watch import JournalReader
+
+
+def _line(event: BoutStarted | StageStarted | AttemptOutput) -> str:
+    return event.model_dump_json() + "\n"
+
+
+def test_the_reader_takes_complete_lines_and_holds_back_a_torn_one(tmp_path: Path) -> None:
+    journal = tmp_path / "events.jsonl"
+    started = _line(BoutStarted(project="p", stages=["mine"], pid=1))
+    stage = _line(StageStarted(stage="mine"))
+    journal.write_text(started + stage[:10])
+    reader = JournalReader(journal)
+    first = reader.read()
+    assert [e.type for e in first.events] == ["bout-started"]
+    with journal.open("a") as handle:
+        handle.write(stage[10:])
+    second = reader.read()
+    assert [e.type for e in second.events] == ["stage-started"]
+    assert not second.restarted
+
+
+def test_the_reader_notices_a_new_run_truncating_the_journal(tmp_path: Path) -> None:
+    journal = tmp_path / "events.jsonl"
+    journal.write_text(_line(BoutStarted(project="p", stages=["mine"], pid=1)) * 3)
+    reader = JournalReader(journal)
+    assert len(reader.read().events) == 3
+    journal.write_text(_line(BoutStarted(project="p", stages=["mine", "race"], pid=2)) * 5)
+    again = reader.read()
+    assert again.restarted
+    assert len(again.events) == 5
+    assert again.events[0].pid == 2  # type: ignore[union-attr]
+
+
+def test_the_reader_waits_for_a_journal_that_does_not_exist_yet(tmp_path: Path) -> None:
+    reader = JournalReader(tmp_path / "events.jsonl")
+    assert reader.read().events == []
+    (tmp_path / "events.jsonl").write_text(_line(StageStarted(stage="race")))
+    assert [e.type for e in reader.read().events] == ["stage-started"]
+
+
+def test_a_recorded_race_replays_into_every_lane_without_losing_an_event() -> None:
+    reader = JournalReader(EVENTS / "race.jsonl")
+    chunk = reader.read()
+    state = BoutState()
+    for event in chunk.events:
+        state.apply(event)
+    assert chunk.unreadable == 0
+    assert state.events == len((EVENTS / "race.jsonl").read_text().splitlines())
+    assert set(state.lanes) == {"alpha", "beta"}
+    assert state.lanes["beta"].parked is not None
+    assert state.outcome == "done"
+
+
+def test_the_output_book_hands_each_log_only_its_new_lines() -> None:
+    book = OutputBook(keep=3)
+    for n in range(5):
+        book.add("a/x", f"line {n}")
+    assert book.count("a/x") == 5
+    assert book.since("a/x", 0) == ["line 2", "line 3", "line 4"]
+    assert book.since("a/x", 4) == ["line 4"]
+    assert book.since("a/x", 5) == []
+    assert book.since("b/y", 0) == []
+
+
+def test_terminal_colours_are_taken_out_of_log_lines() -> None:
+    assert plain_line("\x1b[32mok\x1b[0m done\x1b]0;title\x07") == "ok done"
+    assert plain_line("[bold]not markup[/]") == "[bold]not markup[/]"
+
+
+def test_a_cell_counts_passes_and_marks_reproductions() -> None:
+    grid = matrix_grid(_matrix_calc_1())
+    assert grid.trees == ["base", "careful", "hasty", "slow"]
+    base = grid.cells[("base", "examiner")]
+    assert (base.passed, base.total, base.reproductions) == (0, 2, 2)
+    hasty = grid.cells[("hasty", "examiner")]
+    assert (hasty.passed, hasty.reproductions_passing) == (1, 1)
+    suite = grid.cells[("hasty", "suite")]
+    assert (suite.passed, suite.total, suite.reproductions) == (1, 2, 0)
+
+
+def test_filters_narrow_the_tests_and_drop_authors_left_with_none() -> None:
+    matrix = _matrix_calc_1()
+    only_repro = matrix_grid(matrix, Filters(only_reproductions=True))
+    assert [a.name for a in only_repro.authors] == ["careful", "hasty", "examiner"]
+    disagree = matrix_grid(matrix, Filters(only_disagreements=True))
+    assert [a.name for a in disagree.authors] == ["careful", "examiner", "suite"]
+    assert disagree.cells[("base", "examiner")].total == 2
+    lines = cell_tests(matrix, "slow", "examiner", Filters())
+    assert [(line.test, line.cell.outcome if line.cell else None) for line in lines] == [
+        ("tests/test_x.py::test_empty_is_zero", "passed"),
+        ("tests/test_x.py::test_empty_tuple", "failed"),
+    ]
+    assert all(line.reproduction for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "value", "error"),
+    [
+        ("text", "  ", None, None),
+        ("text", "src/pkg", "src/pkg", None),
+        ("int", "900", 900, None),
+        ("int", "soon", "soon", None),
+        ("toml", '["-p", "no:randomly"]', ["-p", "no:randomly"], None),
+        ("toml", "{ codex = 2 }", {"codex": 2}, None),
+    ],
+)
+def test_typed_text_becomes_a_value(kind: str, text: str, value: object, error: str | None) -> None:
+    assert parse_field(kind, text) == (value, error)  # type: ignore[arg-type]
+
+
+def test_text_that_is_not_toml_is_refused_in_the_field() -> None:
+    value, error = parse_field("toml", "[unclosed")
+    assert value is None
+    assert error is not None and error.startswith("not a TOML value")
+
+
+def test_values_show_as_they_would_be_written() -> None:
+    assert show_value("toml", {"alpha": 1, "beta": 2}) == "{ alpha = 1, beta = 2 }"
+    assert show_value("toml", ["pytest", "hypothesis"]) == '["pytest", "hypothesis"]'
+    assert show_value("int", 600) == "600"
+    assert show_value("text", None) == ""
+
+
+def _task(statement: str | None = "text") -> Task:
+    return Task(
+        id="calc-1", issue=1, reference=IssueRef(number=1), title="Fix", fix_commit="a" * 40,
+        base_commit="b" * 40, date="2024-01-01T00:00:00Z", source_files=["src/calc/ops.py"],
+        test_files=["tests/test_x.py"], added_tests=["test_x"], statement=statement,
+        statement_missing=None if statement else "offline",
+    )  # type: ignore[arg-type]  # fmt: skip
+
+
+def test_a_task_status_says_why_it_will_not_race() -> None:
+    unscored = OracleSet(oracles={"calc-1": Oracle(scored=False, reason="no fail-to-pass test")})
+    scored = OracleSet(oracles={"calc-1": Oracle(scored=True, fail_to_pass=["t"])})
+    plain = TasksConfig.model_validate({})
+    review = TasksConfig.model_validate({"require-review": True})
+    excluded = TasksConfig.model_validate({"exclude": ["calc-1"]})
+    accepted = TasksConfig.model_validate({"include": ["calc-1"], "require-review": True})
+    assert task_status(_task(), plain, scored).label == "will race"
+    assert task_status(_task(), plain, None).label == "will race (ground truth pending)"
+    assert task_status(_task(), excluded, scored).label == "excluded by you"
+    assert task_status(_task(), plain, unscored).label == "not scored: no fail-to-pass test"
+    assert task_status(_task(None), plain, scored).label == "not raced: no issue text (offline)"
+    assert task_status(_task(), review, scored).label.startswith("awaiting review")
+    assert task_status(_task(), accepted, scored).label == "accepted by you"
+
+
+def test_a_live_run_holding_the_store_is_found_without_taking_its_lock(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    store.ensure()
+    assert lock_holder(store) is None
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(30)"], stdin=subprocess.DEVNULL
+    )
+    try:
+        (store.root / "lock").write_text(f"{holder.pid}\n")
+        assert lock_holder(store) == holder.pid
+    finally:
+        holder.kill()
+        holder.wait()
+    assert lock_holder(store) is None
+    (store.root / "lock").write_text(f"{os.getpid()}\n")
+    assert lock_holder(store) is None

@@ -1,0 +1,88 @@
+"""Every screen as a person sees it at 120 × 40, from the calc project and a recorded run.
+
+Regenerate after a deliberate change with `pytest tests/tui/test_snapshots.py
+--snapshot-update`, and look at the report pytest writes when one differs.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from tuiapp import calc_app, press_and_settle, settle
+from tuiproject import EVENTS
+
+from bugbout_tui.tui.screens.race import RaceScreen
+
+SIZE = (120, 40)
+
+Compare = Callable[..., bool]
+
+
+def keys(*pressed: str) -> Callable[[Pilot[int]], Awaitable[None]]:
+    """Wait for the app to catch up, press `pressed` one by one, and catch up again."""
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        await settle(pilot)
+        await press_and_settle(pilot, *pressed)
+
+    return run_before
+
+
+SCREENS = {
+    "tasks": ("down",),
+    "config": ("1", "down", "down"),
+    "race": ("3",),
+    "matrix": ("4",),
+    "cell": ("4", "down", "down", "right", "right", "enter"),
+    "verdicts": ("5", "down"),
+    "report": ("6",),
+    "keys": ("3", "question_mark"),
+}
+"""Each screen and the keys that reach it from the start (the Tasks screen)."""
+
+
+@pytest.mark.parametrize("name", list(SCREENS))
+def test_screen(snap_compare: Compare, calc: Path, name: str) -> None:
+    run_before = keys(*SCREENS[name])
+    assert snap_compare(calc_app(calc), terminal_size=SIZE, run_before=run_before)
+
+
+def test_attempt_detail(snap_compare: Compare, calc: Path) -> None:
+    async def run_before(pilot: Pilot[int]) -> None:
+        await settle(pilot)
+        await press_and_settle(pilot, "3")
+        screen = pilot.app.screen
+        assert isinstance(screen, RaceScreen)
+        lane = screen.query("LaneBox").first()
+        lane.attempts.highlighted = lane.attempts.get_option_index("calc-1/careful")
+        await press_and_settle(pilot, "enter", "right")
+
+    assert snap_compare(calc_app(calc), terminal_size=SIZE, run_before=run_before)
+
+
+def test_race_in_progress(snap_compare: Compare, calc: Path) -> None:
+    shutil.copyfile(EVENTS / "race-midway.jsonl", calc / ".bugbout" / "events.jsonl")
+    assert snap_compare(calc_app(calc), terminal_size=SIZE, run_before=keys("3"))
+
+
+def test_config_with_a_problem_beside_its_key(snap_compare: Compare, calc: Path) -> None:
+    async def run_before(pilot: Pilot[int]) -> None:
+        await settle(pilot)
+        await press_and_settle(pilot, "1")
+        table = pilot.app.screen.query_one("FormTable")
+        table.move_cursor(row=table.get_row_index("run.timeout"))  # type: ignore[attr-defined]
+        await press_and_settle(pilot, "enter", "ctrl+u", "s", "o", "o", "n")
+
+    assert snap_compare(calc_app(calc), terminal_size=SIZE, run_before=run_before)
+
+
+def test_unsaved_changes_question(snap_compare: Compare, calc: Path) -> None:
+    async def run_before(pilot: Pilot[int]) -> None:
+        await settle(pilot)
+        await press_and_settle(pilot, "1", "down", "enter", "x", "enter", "2")
+
+    assert snap_compare(calc_app(calc), terminal_size=SIZE, run_before=run_before)

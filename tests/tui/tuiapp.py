@@ -1,0 +1,50 @@
+"""Driving the app in tests: the calc project's app with a fixed clock, and waiting for it."""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Input
+from textual.worker import WorkerCancelled
+
+from bugbout_tui.tui.app import BugboutApp, make_app
+
+FIXED_NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+
+def fixed_clock() -> datetime:
+    return FIXED_NOW
+
+
+def calc_app(root: Path, **options: bool) -> BugboutApp:
+    return make_app(root, clock=fixed_clock, **options)
+
+
+async def settle(pilot: Pilot[int]) -> None:
+    """Wait until every worker is done and its messages are handled, then apply the
+    events waiting in the feed: what a person sees once the app has caught up."""
+    app = pilot.app
+    assert isinstance(app, BugboutApp)
+    for _ in range(20):
+        await pilot.pause()
+        running = [w for w in app.workers if w.is_running and w.group != "engine"]
+        if not running and not len(app.feed):
+            break
+        for worker in running:
+            with contextlib.suppress(WorkerCancelled):
+                await worker.wait()
+        app.tick()
+    app.tick()
+    await pilot.pause()
+    for widget in app.screen.query(Input):
+        widget.cursor_blink = False
+    await pilot.pause()
+
+
+async def press_and_settle(pilot: Pilot[int], *keys: str) -> None:
+    for key in keys:
+        await pilot.press(key)
+        await settle(pilot)
