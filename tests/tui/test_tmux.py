@@ -1,7 +1,8 @@
 """The real terminal: `bugbout-tui --demo` in tmux, visited screen by screen with keys.
 
 tmux gives the app a real terminal of 120 × 40; the test reads the screen back as text,
-as a person would see it.
+as a person would see it. COLUMNS and LINES are dropped from the app's environment: where
+a CI runner sets them, they would override the terminal's own size.
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ class Terminal:
     def __init__(self, name: str, command: list[str], env: dict[str, str]) -> None:
         self.name = name
         exports = " ".join(f"{key}={value}" for key, value in env.items())
-        script = f"env {exports} {' '.join(command)}; echo BUGBOUT-TUI-EXITED $?; sleep 60"
+        script = (
+            f"env -u COLUMNS -u LINES {exports} {' '.join(command)};"
+            " echo BUGBOUT-TUI-EXITED $?; sleep 60"
+        )
         subprocess.run(
             ["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", script],
             check=True,
