@@ -31,11 +31,15 @@ from racekit import (
 
 from bugbout_tui.core.events import (
     AttemptFinished,
+    AttemptOutput,
     AttemptQueued,
     AttemptStarted,
     BaseEvent,
     QuotaParked,
 )
+from bugbout_tui.engine.bout import Bout
+from bugbout_tui.engine.project import Project
+from bugbout_tui.engine.race import CANCELLED
 
 
 @pytest.fixture(scope="session")
@@ -132,6 +136,48 @@ def test_an_agent_past_its_time_is_stopped_with_everything_it_started(
     assert not alive(token)
     (finished,) = [e for e in events if isinstance(e, AttemptFinished)]
     assert finished.status == "timeout"
+
+
+def test_one_attempt_is_cancelled_running_or_queued_and_the_race_goes_on(
+    project_template: Path, tmp_path: Path, state: Path
+) -> None:
+    token = f"bugbout-race-cancel-{tmp_path.name}"
+    project = copy_project(
+        project_template,
+        tmp_path / "proj",
+        tasks=["calc-1", "calc-2"],
+        run="timeout = 120\n",
+        extra=contestant("hang", script("hang", token), quota="one")
+        + edit("later", state, quota="one"),
+    )
+    bout = Bout(Project.load(project))
+    events: list[BaseEvent] = []
+    answers: list[bool] = []
+    hangs = {"calc-1/hang", "calc-2/hang"}
+
+    def watch(event: BaseEvent) -> None:
+        events.append(event)
+        if isinstance(event, AttemptOutput) and event.attempt in hangs and not answers:
+            # the helper that ignores SIGTERM is up: stop this one, and the queued one
+            (queued,) = hangs - {event.attempt}
+            answers.append(bout.cancel_attempt(event.attempt))
+            answers.append(bout.cancel_attempt(queued))
+            answers.append(bout.cancel_attempt("calc-9/nobody"))
+
+    bout.subscribe(watch)
+    bout.run(until="race")
+
+    assert answers == [True, True, False]
+    (first,) = [e.attempt for e in events if isinstance(e, AttemptStarted) and e.attempt in hangs]
+    (second,) = hangs - {first}
+    running = attempt(project, *first.split("/"))
+    assert (running.status, running.detail, running.exit_code) == ("crashed", CANCELLED, None)
+    assert running.patch.is_empty
+    assert not alive(token)
+    queued = attempt(project, *second.split("/"))
+    assert (queued.status, queued.detail) == ("crashed", f"{CANCELLED} before it started")
+    assert [attempt(project, t, "later").status for t in ("calc-1", "calc-2")] == ["finished"] * 2
+    assert not bout.cancel_attempt("calc-1/later"), "no race is running any more"
 
 
 def test_a_spent_quota_parks_its_lane_until_retried(

@@ -1,7 +1,8 @@
 """Stopping the real `bugbout run --until race` half way, and carrying on.
 
-The command runs as a subprocess, as a user starts it, and is stopped the two ways a
-user stops it: `kill -9` (nothing of bugbout's gets to run) and Ctrl-C. Either way the
+The command runs as a subprocess, as a user starts it, and is stopped the ways a user or
+a CI runner stops it: `kill -9` (nothing of bugbout's gets to run), Ctrl-C and SIGTERM.
+Every way, the
 attempts recorded before stay exactly as they were, their agents are not started again,
 no agent outlives the run, and the next run does only what is left.
 """
@@ -55,6 +56,7 @@ class Run:
                 stderr=err,
                 env={"BUGBOUT_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home)},
                 start_new_session=True,  # its own process group, as a shell job has
+                preexec_fn=_as_in_a_terminal,
             )
 
     def wait(self, timeout: float = 120) -> int:
@@ -67,6 +69,12 @@ class Run:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+
+
+def _as_in_a_terminal() -> None:
+    """Ctrl-C reaches a command started in a terminal; a test runner's worker, or a
+    background job of a script, may ignore SIGINT, and a child would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.fixture
@@ -127,8 +135,13 @@ def test_a_run_killed_with_sigkill_resumes_without_repeating_anything(
     assert all(Attempt.model_validate_json(d).status == "finished" for d in after.values())
 
 
-def test_ctrl_c_stops_cleanly_and_the_next_run_resumes(
-    setup: tuple[Path, Path, Path, str], tmp_path: Path
+@pytest.mark.parametrize(
+    ("stop", "code", "said"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_a_stop_is_clean_and_the_next_run_resumes(
+    setup: tuple[Path, Path, Path, str], tmp_path: Path, stop: int, code: int, said: str
 ) -> None:
     project, count, release, token = setup
     home = tmp_path / "bugbout-home"
@@ -139,11 +152,15 @@ def test_ctrl_c_stops_cleanly_and_the_next_run_resumes(
             timeout=60,
             what="a recorded attempt while a slow one is in flight",
         )
-        os.killpg(run.proc.pid, signal.SIGINT)  # what a terminal sends on Ctrl-C
-        assert run.wait(timeout=30) == 130
+        # Ctrl-C: a terminal signals the whole job; SIGTERM: a runner signals the process
+        if stop == signal.SIGINT:
+            os.killpg(run.proc.pid, stop)
+        else:
+            os.kill(run.proc.pid, stop)
+        assert run.wait(timeout=30) == code
     finally:
         run.end()
-    assert "interrupted" in run.output()
+    assert said in run.output()
     assert "Traceback" not in run.output()
     wait_for(lambda: not alive(token), timeout=10, what="the agents to be stopped")
     assert _lock_is_free(project)

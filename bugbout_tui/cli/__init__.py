@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from bugbout_tui import __version__
 from bugbout_tui.cli import demo_cmd, doctor_cmd, init_cmd, report_cmd, run_cmd, tasks_cmd
 from bugbout_tui.cli.output import print_error
+from bugbout_tui.cli.stopping import Terminated
 from bugbout_tui.core.errors import BugboutError
 
 COMMANDS = (init_cmd, doctor_cmd, tasks_cmd, run_cmd, report_cmd, demo_cmd)
@@ -45,4 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Terminated as exc:
+        print("terminated", file=sys.stderr)
+        return exc.exit_code
     return code

@@ -9,7 +9,6 @@ resumes like any bout: everything already done is kept, and it finishes at once.
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 from typing import Any, cast
 
@@ -17,6 +16,7 @@ from rich.text import Text
 
 from bugbout_tui.cli.live import LiveDisplay
 from bugbout_tui.cli.output import stderr, stdout
+from bugbout_tui.cli.stopping import run_stoppable
 from bugbout_tui.core.events import Stage
 from bugbout_tui.demo.project import DemoProject, check_pytest, default_demo_dir, prepare_demo
 from bugbout_tui.engine.bout import RUNNABLE_STAGES, Bout
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     display = LiveDisplay(stderr)
     bout.subscribe(display.on_event)
     with display:
-        report = asyncio.run(bout.arun(until=cast(Stage | None, args.until)))
+        report = run_stoppable(bout.arun(until=cast(Stage | None, args.until)))
     if report is not None:
         stdout.print(render_terminal(report))
     _where(demo, finished=report is not None)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 from typing import Any, cast
 
 from bugbout_tui.cli.live import LiveDisplay
 from bugbout_tui.cli.output import stderr
+from bugbout_tui.cli.stopping import run_stoppable
 from bugbout_tui.core.events import Stage
 from bugbout_tui.engine.bout import RUNNABLE_STAGES, Bout
 from bugbout_tui.engine.project import Project
@@ -39,5 +39,5 @@ def run(args: argparse.Namespace) -> int:
     display = LiveDisplay(stderr)
     bout.subscribe(display.on_event)
     with display:
-        asyncio.run(bout.arun(until=cast(Stage | None, args.until)))
+        run_stoppable(bout.arun(until=cast(Stage | None, args.until)))
     return 0

@@ -70,6 +70,7 @@ class Bout:
         self._repo: Path | None = None
         self._environment: Environment | None = None
         self._sandbox: Sandbox | None = None
+        self._race: Race | None = None
 
     @classmethod
     def load(cls, path: str | Path = ".") -> Bout:
@@ -77,6 +78,15 @@ class Bout:
 
     def subscribe(self, subscriber: Callable[[BaseEvent], None]) -> Callable[[], None]:
         return self.bus.subscribe(subscriber)
+
+    def cancel_attempt(self, attempt_id: str) -> bool:
+        """Stop one attempt (`task/contestant`) of the race in progress, queued or running.
+
+        It is recorded as crashed, cancelled by the user, so `retry_failed` runs it
+        again; the rest of the race goes on. Returns False when no race is running or
+        that attempt is not pending in it. Call it from the loop that runs `arun`.
+        """
+        return self._race is not None and self._race.cancel(attempt_id)
 
     def run(self, *, until: Stage | None = None) -> Report | None:
         """Run the pipeline to `until` (default: the end) and return the report, if reached."""
@@ -120,7 +130,7 @@ class Bout:
             )
             self.oracles = await truth.run(self.raceable_tasks())
         elif stage == "race":
-            race = Race(
+            race = self._race = Race(
                 self.project,
                 self.repo(),
                 await self.environment(),
@@ -129,7 +139,10 @@ class Bout:
                 self.entrants(),
                 retry_failed=self.retry_failed,
             )
-            self.attempts = await race.run(self.scored_tasks())
+            try:
+                self.attempts = await race.run(self.scored_tasks())
+            finally:
+                self._race = None
         elif stage == "examine":
             examination = CrossExamination(
                 self.project,

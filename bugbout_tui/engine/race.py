@@ -50,6 +50,8 @@ from bugbout_tui.stages.prompts import Role, render_prompt
 SUMMARY_LIMIT = 4000
 RETRYABLE = frozenset({"quota", "crashed", "timeout"})
 """Statuses `--retry-failed` runs again; finished attempts never run twice."""
+CANCELLED = "cancelled by the user"
+"""The detail of an attempt stopped on its own: recorded as crashed, so a retry runs it."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,21 @@ class Race:
         self.readable = _interpreter_dirs(environment, self.hidden)
         """The test interpreter's directory, shown again if it lies in a hidden path (a
         `.venv` inside the project): the prompt tells the agent to run the tests with it."""
+        self._stops: dict[str, asyncio.Event] = {}
+        """One per attempt of this run not yet recorded; set, it stops that attempt."""
+
+    def cancel(self, attempt_id: str) -> bool:
+        """Stop one attempt of this run, queued or running, and say whether there was one.
+
+        A running agent's process group is ended as on a timeout; a queued one is never
+        started. Either is recorded as crashed, cancelled by the user, and the rest of
+        the race goes on. Call it from the loop that runs the race.
+        """
+        stop = self._stops.get(attempt_id)
+        if stop is None:
+            return False
+        stop.set()
+        return True
 
     async def run(self, tasks: Sequence[Task]) -> dict[str, list[Attempt]]:
         jobs: list[Job] = []
@@ -149,6 +166,7 @@ class Race:
                         quota=entrant.agent.quota,
                     )
                 )
+                self._stops[attempt_id] = asyncio.Event()
                 job = Job(entrant.agent.quota, self._job(task, entrant, attempt_id))
                 waiting[id(job)] = (task, entrant, attempt_id)
                 jobs.append(job)
@@ -194,6 +212,12 @@ class Race:
 
     async def _attempt(self, task: Task, entrant: Entrant, attempt_id: str) -> Attempt:
         agent = entrant.agent
+        stop = self._stops[attempt_id]
+        if stop.is_set():
+            return self._record(
+                task, entrant, attempt_id, datetime.now(UTC), time.monotonic(), None,
+                status="crashed", detail=f"{CANCELLED} before it started",
+            )  # fmt: skip
         # No "%" in the path: Gemini CLI 0.61 percent-decodes its working directory.
         folder = self.scratch / task.id / quote(agent.name, safe="").replace("%", "+")
         shutil.rmtree(folder, ignore_errors=True)  # left over from a run that died
@@ -264,6 +288,7 @@ class Race:
                 stderr_path=logdir / STDERR_LOG,
                 stdin=invocation.stdin.encode() if invocation.stdin is not None else None,
                 on_line=on_line,
+                stop=stop,
             )
         except OSError as exc:
             return self._record(
@@ -273,6 +298,12 @@ class Race:
         finally:
             self.bus.flush_output(attempt_id)
         await asyncio.to_thread(_keep_plain_files, logdir)
+        if result.cancelled:
+            _clear_copy(folder)
+            return self._record(
+                task, entrant, attempt_id, started_at, clock, logdir,
+                status="crashed", detail=CANCELLED,
+            )  # fmt: skip
         try:
             patch = await asyncio.to_thread(
                 harvest, copy, source_dir=cfg.source, tests_dir=cfg.tests
@@ -307,8 +338,7 @@ class Race:
             ),
             cost=usage.cost_usd, patch=patch,
         )  # fmt: skip
-        shutil.rmtree(folder / "workdir", ignore_errors=True)
-        shutil.rmtree(folder / "git", ignore_errors=True)
+        _clear_copy(folder)
         return attempt
 
     def _confinement(
@@ -375,6 +405,7 @@ class Race:
         )
         store = self.project.store
         store.write(attempt_path(store.attempts_dir, task.id, entrant.agent.name), attempt)
+        self._stops.pop(attempt_id, None)
         self.bus.emit(
             AttemptFinished(
                 attempt=attempt_id,
@@ -386,6 +417,12 @@ class Race:
             )
         )
         return attempt
+
+
+def _clear_copy(folder: Path) -> None:
+    """Drop an attempt's working copy and its index once its record holds the patch."""
+    shutil.rmtree(folder / "workdir", ignore_errors=True)
+    shutil.rmtree(folder / "git", ignore_errors=True)
 
 
 def _interpreter_dirs(environment: Environment, hidden: Sequence[Path]) -> tuple[Path, ...]:

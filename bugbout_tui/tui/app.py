@@ -477,17 +477,12 @@ class BugboutApp(App[int]):
             self.engine.cancel()
 
     def cancel_attempt(self, attempt: str) -> None:
-        """Stop one running attempt, when the engine offers a way to."""
-        cancel = getattr(self.running_bout, "cancel_attempt", None)
-        if cancel is None:
-            self.notify(
-                "This engine cannot stop a single attempt; s stops the whole bout "
-                "(finished attempts are kept and the next start carries on).",
-                severity="warning",
-            )
-            return
-        cancel(attempt)
-        self.notify(f"Cancelling {attempt}.")
+        """Stop one queued or running attempt; the race goes on without it."""
+        bout = self.running_bout
+        if bout is not None and bout.cancel_attempt(attempt):
+            self.notify(f"Cancelling {attempt}: it will be recorded as crashed (f retries).")
+        else:
+            self.notify(f"{attempt} is not queued or running in this run.", severity="warning")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker

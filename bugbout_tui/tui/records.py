@@ -28,8 +28,6 @@ from bugbout_tui.stages.judge import Verdict, judge_all
 
 M = TypeVar("M", bound=BaseModel)
 
-RESOLUTIONS_FILE = "resolutions.json"
-
 
 @dataclass(frozen=True)
 class Records:
@@ -90,6 +88,6 @@ def load_records(project_dir: Path) -> Records:
         attempts=attempts,
         matrices=matrices,
         verdicts={task: dict(judge_all(matrix)) for task, matrix in matrices.items()},
-        resolutions=read(store.root / RESOLUTIONS_FILE, ResolutionSet),
+        resolutions=read(store.resolutions_path, ResolutionSet),
         problems=problems,
     )

@@ -16,6 +16,7 @@ from racekit import alive, contestant, copy_project, script, template
 from textual.pilot import Pilot
 from tuiapp import calc_app, settle
 
+from bugbout_tui.engine.race import CANCELLED
 from bugbout_tui.tui.app import BugboutApp
 from bugbout_tui.tui.screens.race import RaceScreen
 
@@ -45,7 +46,7 @@ def phase(app: BugboutApp, attempt: str) -> str | None:
     return None if view is None else view.phase
 
 
-def test_stopping_the_engine_kills_the_agent_and_starting_again_resumes(
+def test_stopping_the_engine_kills_the_agent_starting_again_resumes_and_c_cancels_it(
     project_template: Path, tmp_path: Path
 ) -> None:
     token = f"bugbout-tui-hang-{os.getpid()}"
@@ -73,6 +74,13 @@ def test_stopping_the_engine_kills_the_agent_and_starting_again_resumes(
 
             await pilot.press("s")
             await until(pilot, lambda: phase(app, "calc-1/hang") == "running", "a restart", 60)
+            await until(pilot, lambda: bool(alive(token)), "the helper again", 30)
+            await settle(pilot)
+            await pilot.press("c")
+            await until(pilot, lambda: phase(app, "calc-1/hang") == "crashed", "the cancel", 30)
+            assert app.state.attempts["calc-1/hang"].detail == CANCELLED
+            assert not alive(token)
+            assert app.engine is not None, "the bout goes on past one cancelled attempt"
             await pilot.press("q")
             await until(pilot, lambda: app.return_code is not None, "the app to quit", 30)
         assert not alive(token)

@@ -335,6 +335,47 @@ def test_enter_on_an_attempt_opens_its_prompt_log_patch_and_cost(calc: Path) -> 
     asyncio.run(scenario())
 
 
+def test_the_log_of_a_running_attempt_follows_its_files_as_they_grow(
+    calc: Path, tmp_path: Path
+) -> None:
+    logs = tmp_path / "rationed-logs"
+    logs.mkdir()
+    journal = (EVENTS / "race-midway.jsonl").read_text()
+    recorded = "/tmp/bugbout-recording/home/attempts/calc-5ae267f6fd/calc-3/rationed/logs"
+    (calc / ".bugbout" / "events.jsonl").write_text(journal.replace(recorded, str(logs)))
+    stdout, stderr = logs / "stdout.log", logs / "stderr.log"
+    stdout.write_text("Working on it...\nreading the issue\n")
+
+    async def scenario() -> None:
+        app = calc_app(calc)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await press_and_settle(pilot, "3")
+            app.push_screen(AttemptScreen("calc-3/rationed"))
+            await settle(pilot)
+            log = app.screen.query_one("#attempt-log", Log)
+
+            async def shown(count: int) -> list[str]:
+                for _ in range(40):
+                    if log.line_count >= count:
+                        break
+                    await pilot.pause(0.1)
+                return list(log.lines)
+
+            assert await shown(2) == ["Working on it...", "reading the issue"]
+            with stdout.open("a") as out:
+                out.write("running the tests\nhalf a li")
+            stderr.write_text("warning: slow disk\n")
+            assert await shown(4) == [
+                "Working on it...", "reading the issue", "running the tests",
+                "stderr│ warning: slow disk",
+            ]  # fmt: skip
+            with stdout.open("a") as out:
+                out.write("ne\n")
+            assert (await shown(5))[-1] == "half a line"
+
+    asyncio.run(scenario())
+
+
 # --- Matrix -------------------------------------------------------------------------------
 
 

@@ -20,6 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Log, Static, TabbedContent, TabPane
+from textual.worker import Worker
 
 from bugbout_tui.agents.base import STDERR_LOG, STDOUT_LOG
 from bugbout_tui.core.models import Attempt
@@ -30,6 +31,10 @@ from bugbout_tui.tui.widgets.lane import shown_phase
 
 LOG_LIMIT = 20_000
 """Lines of a log file shown; a longer file shows its end (the file keeps everything)."""
+FOLLOW_EVERY = 0.5
+"""Seconds between two looks at a running attempt's log files."""
+STDERR_MARK = "stderr│ "
+"""Before each standard-error line while the log follows a running attempt."""
 
 
 def split_attempt(attempt: str) -> tuple[str, str]:
@@ -62,6 +67,35 @@ def read_attempt_files(logdir: str | None, prompt_file: str | None) -> AttemptFi
     stdout, stderr = logs
     dropped = max(0, len(stdout) + len(stderr) - LOG_LIMIT)
     return AttemptFiles(prompt, stdout, stderr, dropped)
+
+
+class FileTail:
+    """What a growing log file gained since the last look, in whole lines.
+
+    A line still being written stays in the buffer until its newline arrives, so a
+    line is never shown in two pieces."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = 0
+        self._partial = b""
+
+    def read(self) -> list[str]:
+        try:
+            with self.path.open("rb") as stream:
+                stream.seek(self._offset)
+                chunk = stream.read()
+        except OSError:
+            return []
+        self._offset += len(chunk)
+        *lines, self._partial = (self._partial + chunk).split(b"\n")
+        return [plain_line(line.decode("utf-8", errors="replace")) for line in lines]
+
+
+def follow_logs(tails: tuple[FileTail, FileTail]) -> list[str]:
+    """New lines of both streams; standard error's are marked."""
+    out, err = (tail.read() for tail in tails)
+    return out + [STDERR_MARK + line for line in err]
 
 
 def _read(path: Path) -> str | None:
@@ -146,6 +180,12 @@ class AttemptScreen(BoutScreen):
             super().__init__()
             self.files = files
 
+    class LinesFollowed(Message):
+        def __init__(self, lines: list[str], tails: tuple[FileTail, FileTail]) -> None:
+            super().__init__()
+            self.lines = lines
+            self.tails = tails
+
     def __init__(self, attempt: str) -> None:
         super().__init__()
         self.attempt = attempt
@@ -153,6 +193,9 @@ class AttemptScreen(BoutScreen):
         self._shown_record: Attempt | None = None
         self._summary_for: tuple[str, bool] = ("", False)
         """The phase and whether the record was there when the summary was drawn."""
+        self._tails: tuple[FileTail, FileTail] | None = None
+        """Set while the log follows a running attempt; the record's arrival ends it."""
+        self._looking: Worker[None] | None = None
 
     def body(self) -> ComposeResult:
         yield Static(id="attempt-title")
@@ -162,12 +205,13 @@ class AttemptScreen(BoutScreen):
             with TabPane("Patch", id="tab-patch"), VerticalScroll():
                 yield Static(id="attempt-patch")
             with TabPane("Log", id="tab-log"):
-                yield Log(id="attempt-log")
+                yield Log(id="attempt-log", max_lines=LOG_LIMIT)
             with TabPane("Prompt", id="tab-prompt"), VerticalScroll():
                 yield Static(id="attempt-prompt")
 
     def on_mount(self) -> None:
         self.action_reload()
+        self.set_interval(FOLLOW_EVERY, self._follow)
 
     def _record(self) -> Attempt | None:
         return self.bout.records.attempt(self.task_id, self.contestant)
@@ -187,6 +231,9 @@ class AttemptScreen(BoutScreen):
     def show_live(self) -> None:
         view = self.bout.state.attempts.get(self.attempt)
         record = self._shown_record
+        started = view is not None and view.phase == "running" and bool(view.logdir)
+        if record is None and self._tails is None and started:  # since this screen opened
+            self.action_reload()
         ended = self.bout.state.outcome is not None
         phase = record.status if record else (shown_phase(view, ended) if view else "queued")
         seconds = record.seconds if record else None
@@ -207,7 +254,29 @@ class AttemptScreen(BoutScreen):
         view = self.bout.state.attempts.get(self.attempt)
         record = self._record()
         logdir = record.logdir if record else (view.logdir if view else None)
+        self._tails = None
         self._read_files(logdir, record.prompt_file if record else None)
+        if record is None and view is not None and view.phase == "running" and logdir:
+            folder = Path(logdir)
+            self._tails = (FileTail(folder / STDOUT_LOG), FileTail(folder / STDERR_LOG))
+            self.query_one("#attempt-log", Log).clear()
+            self._follow()
+
+    def _follow(self) -> None:
+        """One look at the files, unless the last is still reading (a tail is not shared)."""
+        if self._tails is not None and (self._looking is None or self._looking.is_finished):
+            self._looking = self._read_more(self._tails)
+
+    @work(thread=True, group="attempt-follow", exit_on_error=False)
+    def _read_more(self, tails: tuple[FileTail, FileTail]) -> None:
+        lines = follow_logs(tails)
+        if lines:
+            self.post_message(self.LinesFollowed(lines, tails))
+
+    @on(LinesFollowed)
+    def _lines_followed(self, message: LinesFollowed) -> None:
+        if message.tails is self._tails:  # not a look taken before the full log was read
+            self.query_one("#attempt-log", Log).write_lines(message.lines)
 
     @work(thread=True, exclusive=True, group="attempt-files", exit_on_error=False)
     def _read_files(self, logdir: str | None, prompt_file: str | None) -> None:
@@ -216,6 +285,12 @@ class AttemptScreen(BoutScreen):
     @on(FilesRead)
     def _files_read(self, message: FilesRead) -> None:
         files = message.files
+        prompt = files.prompt
+        self.query_one("#attempt-prompt", Static).update(
+            Text(prompt) if prompt is not None else Text("No prompt was written.", style="dim")
+        )
+        if self._tails is not None:
+            return  # running: the log fills as it grows, from its first line
         log = self.query_one("#attempt-log", Log)
         log.clear()
         lines: list[str] = []
@@ -227,7 +302,3 @@ class AttemptScreen(BoutScreen):
         if not files.stdout and not files.stderr:
             lines.append("(no output yet)")
         log.write_lines(lines[-LOG_LIMIT:])
-        prompt = files.prompt
-        self.query_one("#attempt-prompt", Static).update(
-            Text(prompt) if prompt is not None else Text("No prompt was written.", style="dim")
-        )

@@ -83,7 +83,7 @@ class RaceScreen(BoutScreen):
     MODE = "race"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "cancel_attempt", "Cancel attempt", id="cancel-attempt",
-                tooltip="Stop the highlighted running attempt"),
+                tooltip="Stop the highlighted queued or running attempt"),
         Binding("f", "retry_failed", "Retry failed", id="retry-failed",
                 tooltip="Start again; attempts that crashed, timed out or hit a quota rerun"),
     ]  # fmt: skip
@@ -112,6 +112,7 @@ class RaceScreen(BoutScreen):
         if not state.lanes:
             empty.update(waiting_text(state, self.bout.engine_running))
         self._sync_lanes(state)
+        self._focus_first_lane()
         project = self.bout.project
         now = self.bout.now()
         for quota, box in self._lanes.items():
@@ -134,10 +135,12 @@ class RaceScreen(BoutScreen):
                 self._lanes[box.quota] = box
             container.mount_all(new)
             self._choose_layout()
-            if self.focused is None:
-                self.call_after_refresh(self._focus_first_lane)
 
     def _focus_first_lane(self) -> None:
+        """Put the keys on the first lane unless they are on something still shown (a
+        restart replaces the lanes, and focus goes with the old ones)."""
+        if (self.focused is not None and self.focused.is_attached) or self.app.screen is not self:
+            return
         for box in self._lanes.values():
             if box.is_mounted:
                 box.attempts.focus()
@@ -172,8 +175,11 @@ class RaceScreen(BoutScreen):
     def action_cancel_attempt(self) -> None:
         attempt = self._highlighted()
         view = self.bout.state.attempts.get(attempt) if attempt else None
-        if view is None or view.phase != "running":
-            self.notify("Highlight a running attempt (▶) to cancel it.")
+        if view is None or view.phase not in ("queued", "running"):
+            self.notify("Highlight a queued (·) or running (▶) attempt to cancel it.")
+            return
+        if self.bout.watching or self.bout.running_bout is None:
+            self.notify("Only the run this app started can cancel an attempt.")
             return
         self.bout.cancel_attempt(view.attempt)
 
