@@ -367,6 +367,21 @@ def test_duplicate_names_across_tables(repo: Path) -> None:
     ]
 
 
+def test_the_matrix_keeps_base_and_suite_for_itself(repo: Path) -> None:
+    text = MINIMAL + (
+        '[[contestants]]\nagent = "command"\nname = "base"\ncommand = ["fix"]\n\n'
+        '[[examiners]]\nagent = "claude-code"\nname = "suite"\n'
+    )
+    assert problems(repo, text) == [
+        "invalid value for 'name' in [[contestants]] #1 at bugbout.toml:5: 'base' is "
+        "already the name of the unfixed code in the cross-examination matrix; "
+        "give each agent its own name",
+        "invalid value for 'name' in [[examiners]] #1 at bugbout.toml:10: 'suite' is "
+        "already the name of the repository's own tests in the cross-examination matrix; "
+        "give each agent its own name",
+    ]
+
+
 def test_command_agent_needs_a_name_and_a_command(repo: Path) -> None:
     no_name = MINIMAL + '[[contestants]]\nagent = "command"\ncommand = ["x"]\n'
     assert problems(repo, no_name) == [

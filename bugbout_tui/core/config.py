@@ -44,6 +44,7 @@ from bugbout_tui.core.config_errors import (
     suggest,
 )
 from bugbout_tui.core.errors import UsageError
+from bugbout_tui.core.models import BASE, SUITE
 
 __all__ = [
     "AGENT_EXECUTABLES",
@@ -567,7 +568,10 @@ class Config(_Section):
     @model_validator(mode="after")
     def _unique_names(self) -> Self:
         errors: list[tuple[Loc, PydanticCustomError]] = []
-        seen: dict[str, str] = {}
+        seen: dict[str, str] = {
+            BASE: "the unfixed code in the cross-examination matrix",
+            SUITE: "the repository's own tests in the cross-examination matrix",
+        }
         for table, agents in (("contestants", self.contestants), ("examiners", self.examiners)):
             agents_seq: list[AgentConfig] = list(agents)
             for index, agent in enumerate(agents_seq):

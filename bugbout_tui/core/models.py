@@ -153,6 +153,10 @@ CellOutcome = Literal["passed", "failed", "error", "skipped", "xfailed", "uncoll
 which says nothing about the behaviour the test checks."""
 
 AuthorKind = Literal["contestant", "examiner", "suite"]
+BASE = "base"
+"""The matrix's tree of the unfixed code; every other tree is named after its contestant."""
+SUITE = "suite"
+"""The matrix's author name for the repository's own tests."""
 
 
 class Cell(BaseModel):

@@ -23,6 +23,8 @@ from pathlib import PurePosixPath
 
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.models import (
+    BASE,
+    SUITE,
     Attempt,
     Author,
     AuthorKind,
@@ -36,10 +38,6 @@ from bugbout_tui.core.patch import Patch, split_path
 from bugbout_tui.infra.pytest_run import TestResult
 from bugbout_tui.stages.judge import author_identity
 
-BASE = "base"
-"""The tree of the unfixed code; every other tree is named after its contestant."""
-SUITE = "suite"
-"""The repository's own tests, as an author."""
 AUTHORS_DIR = ".bugbout_authors"
 """Where authors' tests are installed in a tree. With its leading dot it is no module
 name, so each author's directory in it is a top-level package of its own, and pytest
