@@ -52,6 +52,7 @@ from bugbout_tui.stages.examine import (
     owner,
     package_name,
     still_to_run,
+    still_valid,
     suite_paths,
     unrun_cells,
 )
@@ -245,6 +246,41 @@ def test_a_tree_whose_run_failed_as_a_whole_runs_nothing_more() -> None:
     stored = assemble("calc-3", None, cast, {"base": _tree("base", {}), "gamma": failed})
     later = Cast((alpha, beta), cast.patches)
     assert still_to_run(stored, later) == {"base": ("beta",)}
+
+
+def test_a_patch_or_tests_changed_under_the_same_name_run_again() -> None:
+    alpha = AuthorSpec("alpha", "contestant", "openai", "alpha's tests", ("tests/test_a.py",))
+    beta = AuthorSpec("beta", "examiner", None, "beta's tests", ("tests/test_b.py",))
+    gamma = PatchSpec(PatchFacts(contestant="gamma", vendor="x", source_size=1), "fix one")
+    delta = PatchSpec(PatchFacts(contestant="delta", vendor="x", source_size=1), "fix two")
+    cast = Cast((alpha, beta), (delta, gamma))
+    ran = {"alpha": {"tests/test_a.py::t": Cell(outcome="passed")},
+           "beta": {"tests/test_b.py::t": Cell(outcome="failed")}}  # fmt: skip
+    stored = assemble("calc-3", None, cast, {t: _tree(t, ran) for t in cast.trees})
+    assert still_valid(stored, cast) is stored
+    assert still_to_run(stored, cast) == {}
+
+    # gamma raced again with another fix; alpha raced again with other tests
+    regamma = PatchSpec(gamma.facts, "fix one, differently")
+    realpha = AuthorSpec("alpha", "contestant", "openai", "other tests", alpha.modules)
+    again = Cast((realpha, beta), (delta, regamma))
+    kept = still_valid(stored, again)
+    assert kept is not None
+    assert set(kept.trees) == {"base", "delta"}
+    assert [a.name for a in kept.authors] == ["beta"]
+    assert all(set(run.cells) == {"beta"} for run in kept.trees.values())
+    assert still_to_run(kept, again) == {
+        "base": ("alpha",), "delta": ("alpha",), "gamma": ("alpha", "beta"),
+    }  # fmt: skip
+
+    # records written before digests existed are trusted, as before
+    old = stored.model_copy(
+        update={
+            "authors": [a.model_copy(update={"digest": None}) for a in stored.authors],
+            "patches": [f.model_copy(update={"digest": None}) for f in stored.patches],
+        }
+    )
+    assert still_valid(old, again) is old
 
 
 def test_unrun_cells_cover_every_module_of_the_author() -> None:

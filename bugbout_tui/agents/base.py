@@ -170,6 +170,15 @@ class CodingAgent(ABC):
                 + did_you_mean(unknown[0], self.options),
                 hint=_options_hint(self.harness, self.options),
             )
+        self.read_options()
+
+    def read_options(self) -> None:  # noqa: B027 - optional hook; most adapters need none
+        """Check the adapter's own options in `settings` and keep what they mean.
+
+        Called at the end of construction, once the model and the names are set and
+        no unknown option is left; raise UsageError for a value the agent cannot take,
+        so the mistake is reported when the config loads, not when an attempt starts.
+        """
 
     @property
     def name(self) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -77,16 +76,7 @@ class ClaudeCodeAgent(CodingAgent):
     tested_version = "2.1.197"
     default_vendor = "anthropic"
 
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        name: str | None = None,
-        vendor: str | None = None,
-        quota: str | None = None,
-        options: Mapping[str, Any] | None = None,
-    ) -> None:
-        super().__init__(model, name=name, vendor=vendor, quota=quota, options=options)
+    def read_options(self) -> None:
         self.effort = choice_option(self, "effort", EFFORTS)
 
     def invocation(self, session: Session) -> Invocation:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from bugbout_tui.agents.base import (
     STDOUT_LOG,
@@ -77,16 +77,7 @@ class CodexAgent(CodingAgent):
     tested_version = "0.171.0"
     default_vendor = "openai"
 
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        name: str | None = None,
-        vendor: str | None = None,
-        quota: str | None = None,
-        options: Mapping[str, Any] | None = None,
-    ) -> None:
-        super().__init__(model, name=name, vendor=vendor, quota=quota, options=options)
+    def read_options(self) -> None:
         self.reasoning_effort = choice_option(self, "reasoning-effort", REASONING_EFFORTS)
         self.local_provider = choice_option(self, "local-provider", LOCAL_PROVIDERS)
         self.base_url = self.settings.get("base-url")

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from string import Template
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from bugbout_tui.agents.base import CodingAgent, Invocation, Session, did_you_mean, find_program
 from bugbout_tui.core.errors import UsageError
@@ -33,16 +33,8 @@ class CommandAgent(CodingAgent):
     executable = ""
     options: ClassVar[frozenset[str]] = frozenset({"command", "env", "state-dirs", "sandboxed"})
 
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        name: str | None = None,
-        vendor: str | None = None,
-        quota: str | None = None,
-        options: Mapping[str, Any] | None = None,
-    ) -> None:
-        super().__init__(model, name=name, vendor=vendor, quota=quota, options=options)
+    def read_options(self) -> None:
+        name = self._name
         if not name:
             raise UsageError(
                 "A command agent needs a name: there is no agent type to name it after.",

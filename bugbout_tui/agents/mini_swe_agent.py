@@ -83,16 +83,7 @@ class MiniSweAgent(CodingAgent):
     options: ClassVar[frozenset[str]] = frozenset({"text-actions", "step-limit", "model-kwargs"})
     tested_version = "2.4.6"
 
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        name: str | None = None,
-        vendor: str | None = None,
-        quota: str | None = None,
-        options: Mapping[str, Any] | None = None,
-    ) -> None:
-        super().__init__(model, name=name, vendor=vendor, quota=quota, options=options)
+    def read_options(self) -> None:
         if not self.model:
             raise UsageError(
                 "The mini-swe-agent agent needs a model: it has no default of its own.",

@@ -174,6 +174,9 @@ class Author(BaseModel):
     vendor: str | None = None
     tests: list[str] = Field(default_factory=list)
     """The author's test ids, as the author wrote them (`tests/test_x.py::test_y`)."""
+    digest: str | None = None
+    """A hash of the author's test changes: changed under the same name (an attempt run
+    again), its cells are stale. None for the suite."""
 
 
 class TreeRun(BaseModel):
@@ -194,6 +197,8 @@ class PatchFacts(BaseModel):
     vendor: str
     source_size: int
     """Changed lines in the source part: the judge's late tie-break favours small fixes."""
+    digest: str | None = None
+    """A hash of the source part: changed under the same name, the tree is stale."""
 
 
 class Matrix(Record):

@@ -40,6 +40,7 @@ from bugbout_tui.stages.examine import (
     package_name,
     run_paths,
     still_to_run,
+    still_valid,
     suite_paths,
     unrun_cells,
 )
@@ -125,9 +126,10 @@ class CrossExamination(PytestStage):
         """The task's matrix, with whatever the stored one lacks run now and stored."""
         store = self.project.store
         path = self.matrix_path(task.id)
-        stored = store.read(path, Matrix)
+        on_disk = store.read(path, Matrix)
         cfg = self.project.config
         cast = cast_for(attempts, vendors=self.vendors, run_suite=cfg.judge.run_suite)
+        stored = still_valid(on_disk, cast)
         plan = still_to_run(stored, cast)
         results: dict[str, TreeRun] = {}
         if plan:
@@ -153,7 +155,7 @@ class CrossExamination(PytestStage):
                 shutil.rmtree(workspace, ignore_errors=True)
             results = {tree.tree: tree for tree in trees}
         matrix = assemble(task.id, stored, cast, results)
-        if matrix != stored:
+        if matrix != on_disk:
             store.write(path, matrix)
         return matrix
 

@@ -15,6 +15,7 @@ Why packages rather than `--import-mode=importlib` is in `docs/cross-examination
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -85,6 +86,10 @@ class AuthorSpec:
     tests_diff: str = ""
     modules: tuple[str, ...] = ()
 
+    @property
+    def digest(self) -> str | None:
+        return None if self.kind == "suite" else _digest(self.tests_diff)
+
 
 @dataclass(frozen=True)
 class PatchSpec:
@@ -92,6 +97,10 @@ class PatchSpec:
 
     facts: PatchFacts
     source: str
+
+    @property
+    def digest(self) -> str:
+        return _digest(self.source)
 
 
 @dataclass(frozen=True)
@@ -116,6 +125,10 @@ class Cast:
         author whose test changes cannot be installed)."""
         dropped = set(names)
         return Cast(tuple(a for a in self.authors if a.name not in dropped), self.patches)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def modules_written(patch: Patch) -> tuple[str, ...]:
@@ -310,13 +323,50 @@ def _cap(text: str) -> str:
 # --- the stored matrix ---------------------------------------------------------------------
 
 
+def still_valid(stored: Matrix | None, cast: Cast) -> Matrix | None:
+    """What of a stored matrix still describes `cast`.
+
+    A patch or an author's tests that changed under the same name (an attempt raced
+    again after its record was removed) make the stored tree, or that author's cells,
+    stale: they are dropped here so they run again. Records without digests are kept.
+    """
+    if stored is None:
+        return None
+    patches = {patch.facts.contestant: patch.digest for patch in cast.patches}
+    authors = {author.name: author.digest for author in cast.authors}
+    stale_trees = {
+        facts.contestant
+        for facts in stored.patches
+        if facts.digest is not None and patches.get(facts.contestant, facts.digest) != facts.digest
+    }
+    stale_authors = {
+        author.name
+        for author in stored.authors
+        if author.digest is not None and authors.get(author.name, author.digest) != author.digest
+    }
+    if not stale_trees and not stale_authors:
+        return stored
+    return stored.model_copy(
+        update={
+            "authors": [a for a in stored.authors if a.name not in stale_authors],
+            "patches": [f for f in stored.patches if f.contestant not in stale_trees],
+            "trees": {
+                name: run.model_copy(
+                    update={"cells": {a: c for a, c in run.cells.items() if a not in stale_authors}}
+                )
+                for name, run in stored.trees.items()
+                if name not in stale_trees
+            },
+        }
+    )
+
+
 def still_to_run(stored: Matrix | None, cast: Cast) -> dict[str, tuple[str, ...]]:
     """tree → the authors whose tests must still run there.
 
     A tree not in the matrix runs every author. A stored tree runs only authors the
     matrix does not know yet; one whose run failed as a whole (its patch does not
-    apply) runs nothing more. Patches and authors are known by name: a finished attempt
-    is never run again, so its name stands for its content.
+    apply) runs nothing more. `stored` is what `still_valid` kept of the stored matrix.
     """
     known = {author.name for author in stored.authors} if stored else set()
     names = tuple(author.name for author in cast.authors)
@@ -370,13 +420,17 @@ def assemble(task: str, stored: Matrix | None, cast: Cast, runs: Mapping[str, Tr
                 entries |= _spread(by_author[spec.name], known)
         authors.append(
             Author(
-                name=spec.name, kind=spec.kind, vendor=spec.vendor, tests=sorted(known | entries)
+                name=spec.name,
+                kind=spec.kind,
+                vendor=spec.vendor,
+                tests=sorted(known | entries),
+                digest=spec.digest,
             )
         )
     return Matrix(
         task=task,
         authors=authors,
-        patches=[patch.facts for patch in cast.patches],
+        patches=[patch.facts.model_copy(update={"digest": patch.digest}) for patch in cast.patches],
         trees={tree: TreeRun(tree=tree, error=errors[tree], cells=cells[tree]) for tree in cells},
     )
 

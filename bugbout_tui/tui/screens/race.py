@@ -135,6 +135,7 @@ class RaceScreen(BoutScreen):
                 self._lanes[box.quota] = box
             container.mount_all(new)
             self._choose_layout()
+            self.call_after_refresh(self.live_changed)  # draw them now, not on the next tick
 
     def _focus_first_lane(self) -> None:
         """Put the keys on the first lane unless they are on something still shown (a
