@@ -69,7 +69,7 @@ def test_stopping_the_engine_kills_the_agent_starting_again_resumes_and_c_cancel
             assert "1 running" in str(screen.query_one("#race-summary").render())
             await pilot.press("s")
             await until(pilot, lambda: app.engine is None, "the engine to stop", 30)
-            assert app.state.outcome == "stopped"
+            await until(pilot, lambda: app.state.outcome == "stopped", "the last event", 5)
             await until(pilot, lambda: not alive(token), "the agent to die", 10)
 
             await pilot.press("s")
