@@ -75,7 +75,8 @@ def test_stopping_the_engine_kills_the_agent_starting_again_resumes_and_c_cancel
             await pilot.press("s")
             await until(pilot, lambda: phase(app, "calc-1/hang") == "running", "a restart", 60)
             await until(pilot, lambda: bool(alive(token)), "the helper again", 30)
-            await settle(pilot)
+            await until(pilot, lambda: screen._highlighted() == "calc-1/hang",
+                        "the lane to list it", 10)  # fmt: skip
             await pilot.press("c")
             await until(pilot, lambda: phase(app, "calc-1/hang") == "crashed", "the cancel", 30)
             assert app.state.attempts["calc-1/hang"].detail == CANCELLED

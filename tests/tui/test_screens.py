@@ -26,6 +26,7 @@ from bugbout_tui.tui.screens.tasks import TasksScreen
 from bugbout_tui.tui.screens.verdicts import VerdictsScreen
 from bugbout_tui.tui.widgets.dialogs import Choice
 from bugbout_tui.tui.widgets.lane import LaneBox
+from bugbout_tui.tui.widgets.tail import OutputTail
 
 
 def comments(text: str) -> list[str]:
@@ -302,7 +303,7 @@ def test_a_race_in_progress_shows_running_attempts_and_their_output(calc: Path) 
             heads = [plain(box.query_one(".lane-head", Static).content)
                      for box in screen.query(LaneBox)]  # fmt: skip
             assert all("▶" in head for head in heads), heads
-            logs = [box.query_one(Log) for box in screen.query(LaneBox)]
+            logs = [box.query_one(OutputTail) for box in screen.query(LaneBox)]
             assert all(log.line_count > 1 for log in logs)
             assert all("\x1b" not in line for log in logs for line in log.lines)
 

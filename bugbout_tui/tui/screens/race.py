@@ -105,7 +105,7 @@ class RaceScreen(BoutScreen):
         full = moment - self._counted >= COUNTS_EVERY or set(state.lanes) != set(self._lanes)
         if full:
             self._counted = moment
-            self.query_one("#race-summary", Static).update(race_summary(state))
+            self.query_one("#race-summary", Static).update(race_summary(state), layout=False)
         empty = self.query_one("#race-empty", Static)
         empty.display = not state.lanes
         self.query_one("#lanes").display = bool(state.lanes)

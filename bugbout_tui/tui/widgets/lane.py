@@ -16,15 +16,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container
-from textual.widgets import Log, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from bugbout_tui.engine.state import AttemptView, BoutState, LaneView
 from bugbout_tui.tui.feed import OutputBook
 from bugbout_tui.tui.widgets.badges import PHASES, clock_text, phase_symbol, tokens_text
-
-LOG_LINES = 1000
-"""Lines a lane's log keeps; the attempt's log file has every line."""
+from bugbout_tui.tui.widgets.tail import OutputTail
 
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -96,9 +94,7 @@ class LaneBox(Container):
 
     def compose(self) -> ComposeResult:
         yield Static(classes="lane-head")
-        log = Log(max_lines=LOG_LINES, classes="lane-log")
-        log.can_focus = False
-        yield log
+        yield OutputTail(classes="lane-log")
         yield LaneList(classes="lane-list", markup=False)
 
     @property
@@ -170,11 +166,12 @@ class LaneBox(Container):
         for part in (head, second):
             part.no_wrap = True
             part.overflow = "ellipsis"
-        self.query_one(".lane-head", Static).update(Text("\n").join([head, second]))
+        # Two lines in a row of fixed height: no layout pass for the whole screen.
+        self.query_one(".lane-head", Static).update(Text("\n").join([head, second]), layout=False)
 
     def _show_log(self, lane: LaneView, running: list[AttemptView], outputs: OutputBook) -> None:
         followed = running[0].attempt if running else (lane.finished[-1] if lane.finished else None)
-        log = self.query_one(Log)
+        log = self.query_one(OutputTail)
         if followed != self._log_attempt:
             log.clear()
             self._log_attempt, self._log_seen = followed, 0

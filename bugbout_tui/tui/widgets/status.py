@@ -113,4 +113,4 @@ class StatusHeader(Static):
         lines = Text("\n").join([first, second])
         lines.no_wrap = True
         lines.overflow = "ellipsis"
-        self.update(lines)
+        self.update(lines, layout=False)  # docked, two lines: its size never changes
