@@ -42,7 +42,7 @@ from bugbout_tui.engine.scheduler import Job, QuotaParkedError, run_in_lanes
 from bugbout_tui.engine.testing import import_paths
 from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.proc import run_process
-from bugbout_tui.infra.sandbox import Confinement, Sandbox
+from bugbout_tui.infra.sandbox import Confinement, Sandbox, program_root
 from bugbout_tui.infra.trees import repo_key
 from bugbout_tui.infra.workcopy import harvest, prepare_working_copy
 from bugbout_tui.stages.prompts import Role, render_prompt
@@ -428,11 +428,8 @@ def _clear_copy(folder: Path) -> None:
 def _interpreter_dirs(environment: Environment, hidden: Sequence[Path]) -> tuple[Path, ...]:
     """The environment holding the test interpreter, unless showing it would show a
     hidden path too (an interpreter at the repository's root, say)."""
-    if environment.root is not None:
-        home = environment.root
-    else:
-        python = Path(os.path.abspath(environment.python))
-        home = python.parent.parent if python.parent.name == "bin" else python.parent
+    home = environment.root or program_root(os.path.abspath(environment.python))
+    assert home is not None  # an absolute path always has a root
     home = Path(os.path.realpath(home))
     for path in map(os.path.realpath, hidden):
         if home == Path(path) or home in Path(path).parents:

@@ -206,7 +206,7 @@ class BubblewrapSandbox(Sandbox):
         temp_roots = _unique([_resolve(Path("/tmp"), workdir), _resolve(Path("/var/tmp"), workdir)])
         command = [self.executable(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         command += _bubblewrap_mounts(
-            confinement, workdir, writable, temp_roots, program=_program_root(argv[0])
+            confinement, workdir, writable, temp_roots, program=program_root(argv[0])
         )
         command += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
         if not confinement.network:
@@ -507,8 +507,8 @@ def _hidden_paths(confinement: Confinement) -> list[Path]:
     return [Path(os.path.realpath(path)) for path in confinement.hidden]
 
 
-def _program_root(program: str) -> Path | None:
-    """Where the program to run lives, so the private `/tmp` cannot hide it: its virtual
+def program_root(program: str) -> Path | None:
+    """Where a program lives, so a sandbox hiding paths can show it again: its virtual
     environment (a `bin/` directory's parent) or its directory. Only absolute paths: a
     bare name is found on PATH, which the read-only root shows as it is."""
     if not os.path.isabs(program):

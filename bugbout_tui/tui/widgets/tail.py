@@ -23,6 +23,8 @@ class OutputTail(Widget):
     DEFAULT_CSS = """
     OutputTail {
         height: 1fr;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     """
 
@@ -52,5 +54,4 @@ class OutputTail(Widget):
     def render(self) -> Text:
         height = self.content_size.height
         shown = list(self._lines)[-height:] if height > 0 else []
-        text = Text("\n".join(shown), no_wrap=True, overflow="ellipsis")
-        return text
+        return Text("\n".join(shown))
