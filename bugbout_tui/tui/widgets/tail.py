@@ -3,28 +3,33 @@
 A `Log` grows its virtual size with every line, and every change of size is a layout
 pass over the whole screen; with eight chatty lanes that is most of what the app does.
 This widget's size is set by the layout alone, so new lines cost a repaint of its own
-region. Scrolling back is for the attempt's own screen, which reads the log file.
+region, and each row is one plain segment cropped to the width. Scrolling back is for
+the attempt's own screen, which reads the log file.
 """
 
 from __future__ import annotations
 
+import re
 from collections import deque
 
-from rich.text import Text
+from rich.cells import cell_len
+from rich.segment import Segment
+from textual.strip import Strip
 from textual.widget import Widget
 
 KEPT = 200
 """Lines held: more than any lane is tall."""
 
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+"""What must never reach the terminal from an agent's output (tabs are expanded first)."""
+
 
 class OutputTail(Widget):
-    """The last lines written, bottom-aligned once they fill the widget."""
+    """The last lines written: from the top while they fit, then the newest at the bottom."""
 
     DEFAULT_CSS = """
     OutputTail {
         height: 1fr;
-        text-wrap: nowrap;
-        text-overflow: ellipsis;
     }
     """
 
@@ -48,10 +53,14 @@ class OutputTail(Widget):
         self.write_lines([line])
 
     def write_lines(self, lines: list[str]) -> None:
-        self._lines.extend(lines)
+        self._lines.extend(_CONTROL.sub("�", line.expandtabs()) for line in lines)
         self.refresh()
 
-    def render(self) -> Text:
-        height = self.content_size.height
-        shown = list(self._lines)[-height:] if height > 0 else []
-        return Text("\n".join(shown))
+    def render_line(self, y: int) -> Strip:
+        width, height = self.size
+        style = self.rich_style
+        index = y + max(0, len(self._lines) - height)
+        if index >= len(self._lines):
+            return Strip.blank(width, style)
+        line = self._lines[index]
+        return Strip([Segment(line, style)], cell_len(line)).crop_extend(0, width, style)
