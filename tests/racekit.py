@@ -215,7 +215,8 @@ def wait_for(condition: Callable[[], bool], *, timeout: float, what: str) -> Non
 
 
 def alive(token: str) -> list[int]:
-    """Live (not zombie) processes carrying `token` in their command line."""
+    """Live (not zombie) processes carrying `token` in their command line. Command lines,
+    unlike pids, read the same from inside and outside a sandbox's PID namespace."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():

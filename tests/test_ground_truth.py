@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 from projects import write_config, write_issues
+from racekit import alive
 
 from bugbout_tui.core.models import OracleSet
 from bugbout_tui.engine.bout import Bout
@@ -40,22 +41,6 @@ def _project(tmp_path: Path) -> GitRepo:
 
 
 TOKEN = "bugbout-ground-truth-stray-child"
-
-
-def _alive(token: str) -> bool:
-    """Whether a live (not zombie) process carries `token` in its command line."""
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            if token.encode() not in (proc / "cmdline").read_bytes():
-                continue
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z":
-            return True
-    return False
 
 
 def _oracles(repo: GitRepo) -> dict[str, dict[str, object]]:
@@ -163,7 +148,7 @@ def test_a_hanging_test_times_out_and_the_task_says_why(tmp_path: Path, home: Pa
     assert oracle["scored"] is False
     assert "could not run on the fix" in str(oracle["reason"])
     assert "within 3 seconds" in str(oracle["reason"])
-    assert not _alive(TOKEN)
+    assert not alive(TOKEN)
 
 
 def test_a_conftest_needing_a_missing_plugin_is_a_clear_reason(tmp_path: Path, home: Path) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from racekit import alive
 
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.infra.junit import TestResult
@@ -67,28 +68,9 @@ def run(
     )
 
 
-def processes_with(token: str) -> list[int]:
-    """Live processes whose command line holds `token`, seen from outside any sandbox.
-
-    Command lines, unlike pids, read the same from inside and outside a PID namespace.
-    """
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if token.encode() in (entry / "cmdline").read_bytes():
-                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                if state != "Z":
-                    found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
 def all_gone(token: str) -> bool:
     deadline = time.monotonic() + 3.0
-    while processes_with(token):
+    while alive(token):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)

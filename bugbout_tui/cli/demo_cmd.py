@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from rich.text import Text
 
-from bugbout_tui.cli.live import LiveDisplay
 from bugbout_tui.cli.output import stderr, stdout
-from bugbout_tui.cli.stopping import run_stoppable
-from bugbout_tui.core.events import Stage
+from bugbout_tui.cli.run_cmd import add_run_options, run_with_board
 from bugbout_tui.demo.project import DemoProject, check_pytest, default_demo_dir, prepare_demo
-from bugbout_tui.engine.bout import RUNNABLE_STAGES, Bout
 from bugbout_tui.engine.project import Project
 from bugbout_tui.report import render_terminal
 
@@ -44,17 +41,7 @@ def register(commands: Any) -> None:
         action="store_true",
         help="delete the demo and its results, and build it again",
     )
-    parser.add_argument(
-        "--until",
-        choices=RUNNABLE_STAGES,
-        metavar="STAGE",
-        help=f"stop after this stage ({', '.join(RUNNABLE_STAGES)})",
-    )
-    parser.add_argument(
-        "--retry-failed",
-        action="store_true",
-        help="run again the attempts that hit a usage limit, crashed or timed out",
-    )
+    add_run_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -63,11 +50,7 @@ def run(args: argparse.Namespace) -> int:
     demo, built = prepare_demo(args.directory, fresh=args.fresh)
     verb = "Built" if built else "Reusing"
     stderr.print(Text(f"{verb} the demo in {demo.root}", style="bold"))
-    bout = Bout(Project.load(demo.root), retry_failed=args.retry_failed)
-    display = LiveDisplay(stderr)
-    bout.subscribe(display.on_event)
-    with display:
-        report = run_stoppable(bout.arun(until=cast(Stage | None, args.until)))
+    report = run_with_board(Project.load(demo.root), args)
     if report is not None:
         stdout.print(render_terminal(report))
     _where(demo, finished=report is not None)

@@ -11,6 +11,7 @@ from bugbout_tui.cli.stopping import run_stoppable
 from bugbout_tui.core.events import Stage
 from bugbout_tui.engine.bout import RUNNABLE_STAGES, Bout
 from bugbout_tui.engine.project import Project
+from bugbout_tui.report import Report
 
 
 def register(commands: Any) -> None:
@@ -20,6 +21,12 @@ def register(commands: Any) -> None:
         description="Mine tasks, establish ground truth, and go on through the pipeline. "
         "Everything finished is kept; running again carries on.",
     )
+    add_run_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """`--until` and `--retry-failed`, which every command running a bout takes."""
     parser.add_argument(
         "--until",
         choices=RUNNABLE_STAGES,
@@ -31,13 +38,17 @@ def register(commands: Any) -> None:
         action="store_true",
         help="run again attempts that stopped on a usage limit, crashed or timed out",
     )
-    parser.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    bout = Bout(Project.load(args.project), retry_failed=args.retry_failed)
+def run_with_board(project: Project, args: argparse.Namespace) -> Report | None:
+    """The bout of `project` as `args` ask, drawn live on standard error."""
+    bout = Bout(project, retry_failed=args.retry_failed)
     display = LiveDisplay(stderr)
     bout.subscribe(display.on_event)
     with display:
-        run_stoppable(bout.arun(until=cast(Stage | None, args.until)))
+        return run_stoppable(bout.arun(until=cast(Stage | None, args.until)))
+
+
+def run(args: argparse.Namespace) -> int:
+    run_with_board(Project.load(args.project), args)
     return 0
