@@ -16,13 +16,16 @@ from bugbout_tui.infra.proc import TAIL_BYTES, ProcessResult, run_process
 PY = sys.executable
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONUNBUFFERED": "1"}
 
-# A grandchild that ignores SIGTERM, records its pid, announces itself and sleeps.
-# The child then either sleeps too or exits at once, depending on argv[2].
+# A grandchild that ignores SIGTERM, records its pid, announces itself and sleeps; with
+# argv[3] "setsid" it first leaves the process group, as a sandbox's init or a detached
+# shell does. The child then either sleeps too or exits at once, depending on argv[2].
 FORKING_CHILD = textwrap.dedent(
     """
     import os, signal, sys, time
     pid_file = sys.argv[1]
     if os.fork() == 0:
+        if sys.argv[3:] == ["setsid"]:
+            os.setsid()
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         with open(pid_file + ".tmp", "w") as f:
             f.write(str(os.getpid()))
@@ -202,6 +205,17 @@ def test_timeout_kills_the_whole_group(tmp_path: Path) -> None:
     assert not result.cancelled
     assert "ready" in result.stdout_tail
     assert time.monotonic() - started < 10
+    assert gone_soon(int(pid_file.read_text()))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="descendants are tracked on Linux")
+def test_a_helper_that_left_the_group_is_ended_too(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    result = run(
+        [PY, "-c", FORKING_CHILD, str(pid_file), "sleep", "setsid"],
+        tmp_path, timeout=1.5, kill_grace=0.3,
+    )  # fmt: skip
+    assert result.timed_out
     assert gone_soon(int(pid_file.read_text()))
 
 

@@ -3,9 +3,10 @@
 Test runs and agent attempts start programs bugbout does not control: they may print
 gigabytes, never read their input, fork helpers that ignore SIGTERM, or hang. Each
 program therefore runs in its own process group, and the whole group is ended when the
-program exits, times out, is stopped or its caller is cancelled, so nothing it started
-outlives the run. Output is drained concurrently in chunks, so a chatty child never
-blocks on a full pipe and memory stays bounded however much it prints.
+program exits, times out, is stopped or its caller is cancelled, together with every
+descendant that left the group, so nothing it started outlives the run. Output is
+drained concurrently in chunks, so a chatty child never blocks on a full pipe and
+memory stays bounded however much it prints.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
+from bugbout_tui.infra.descendants import Family
+
 TAIL_BYTES = 4096
 """How much of the end of each stream a result keeps in memory."""
 
@@ -30,8 +33,9 @@ _CHUNK = 64 * 1024
 _LONGEST_LINE = 64 * 1024
 """A line longer than this reaches `on_line` in pieces, so memory stays bounded."""
 _DRAIN_AFTER_KILL = 2.0
-"""How long the pipes may stay open after SIGKILL: only a process that left the group
-(a daemon that called setsid) can still hold them, and it is not worth waiting for."""
+"""How long the pipes may stay open after SIGKILL: only a process that escaped the
+family (one re-parented before it was seen) can still hold them, and it is not worth
+waiting for."""
 
 LineCallback = Callable[[str, str], None]
 _Ending = Literal["exited", "timeout", "stopped", "io-failed"]
@@ -208,15 +212,26 @@ async def _end_group(
     io: Sequence[asyncio.Task[None]],
     grace: float,
 ) -> None:
-    """SIGTERM the group, give it `grace` seconds, SIGKILL it, finish draining.
+    """SIGTERM the group and the leader's descendants, give them `grace` seconds,
+    SIGKILL them, finish draining.
 
     Runs after every ending, a normal exit included, because a program's helpers may
     still be running (and holding its pipes) after the program itself has exited. The
     grace period ends early once the program is gone and its pipes are closed.
     """
-    _signal_group(pgid, signal.SIGTERM)
-    await asyncio.wait([exited, *io], timeout=grace)
-    _signal_group(pgid, signal.SIGKILL)
+    family = Family(pgid)
+    try:
+        if not exited.done():  # after a normal exit the group is all that is left
+            await asyncio.to_thread(family.gather, leader_alive=True)
+        _signal_group(pgid, signal.SIGTERM)
+        family.signal(signal.SIGTERM)
+        await asyncio.wait([exited, *io], timeout=grace)
+        if family or not exited.done():
+            await asyncio.to_thread(family.gather, leader_alive=not exited.done())
+        _signal_group(pgid, signal.SIGKILL)
+        family.signal(signal.SIGKILL)
+    finally:
+        family.release()
     await asyncio.shield(exited)
     if io:
         _, late = await asyncio.wait(io, timeout=_DRAIN_AFTER_KILL)
