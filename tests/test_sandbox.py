@@ -754,3 +754,58 @@ def test_a_program_under_the_private_tmp_still_runs(tmp_path: Path, checkout: Pa
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"hello from {program}"
+
+
+def test_a_script_under_the_private_tmp_runs_and_imports_its_neighbours(
+    tmp_path: Path, checkout: Path
+) -> None:
+    """A `command` agent kept under /tmp is named on the command line by absolute path;
+    its directory is shown again, read-only, so it runs and finds its helper modules."""
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    (agents / "helper.py").write_text("GREETING = 'hello from the helper'\n")
+    script = agents / "agent.py"
+    script.write_text("import helper\nprint(helper.GREETING)\nopen(__file__, 'a')\n")
+    result = _run(
+        _sandbox("bubblewrap"),
+        [PYTHON, str(script)],
+        Confinement(writable=(), env=_plain_env(PYTHONDONTWRITEBYTECODE="1")),
+        checkout,
+    )
+    assert result.stdout.strip() == "hello from the helper", result.stderr
+    assert "Read-only file system" in result.stderr
+    control = _run(
+        _sandbox("bubblewrap"),
+        [PYTHON, "-c", f"exec(open({str(script)!r}).read())"],
+        Confinement(writable=(), env=_plain_env()),
+        checkout,
+    )
+    assert "No such file or directory" in control.stderr
+
+
+def test_an_editable_install_under_the_private_tmp_stays_importable(
+    tmp_path: Path, checkout: Path
+) -> None:
+    """bugbout installed in editable mode from a checkout under /tmp: its environment's
+    `.pth` file names the checkout, which is shown again so its programs can import it."""
+    source = tmp_path / "project" / "src"
+    (source / "mypkg").mkdir(parents=True)
+    (source / "mypkg" / "__init__.py").write_text("WHERE = 'imported from the checkout'\n")
+    environment = tmp_path / "venv"
+    subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(environment)], check=True)
+    (site_packages,) = environment.glob("lib/python3*/site-packages")
+    (site_packages / "_editable_impl_mypkg.pth").write_text(f"{source}\n")
+    python = str(environment / "bin" / "python")
+    code = "import mypkg; print(mypkg.WHERE)"
+    result = _python_in(python, code, checkout)
+    assert result.stdout.strip() == "imported from the checkout", result.stderr
+    (site_packages / "_editable_impl_mypkg.pth").unlink()
+    control = _python_in(python, code, checkout, pythonpath=str(source))
+    assert "ModuleNotFoundError" in control.stderr
+
+
+def _python_in(
+    python: str, code: str, cwd: Path, pythonpath: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = _plain_env() if pythonpath is None else _plain_env(PYTHONPATH=pythonpath)
+    return _run(_sandbox("bubblewrap"), [python, "-c", code], Confinement((), env=env), cwd)

@@ -205,9 +205,7 @@ class BubblewrapSandbox(Sandbox):
         writable = _existing(confinement.writable, workdir, "write to")
         temp_roots = _unique([_resolve(Path("/tmp"), workdir), _resolve(Path("/var/tmp"), workdir)])
         command = [self.executable(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        command += _bubblewrap_mounts(
-            confinement, workdir, writable, temp_roots, program=program_root(argv[0])
-        )
+        command += _bubblewrap_mounts(confinement, workdir, writable, temp_roots, argv=argv)
         command += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
         if not confinement.network:
             command.append("--unshare-net")
@@ -517,13 +515,41 @@ def program_root(program: str) -> Path | None:
     return folder.parent if folder.name == "bin" else folder
 
 
+def _program_dirs(argv: Sequence[str]) -> list[Path]:
+    """What running `argv` reads besides the system: the program's environment, the
+    directory of every file named by absolute path (a `command` agent's script, which may
+    import its neighbours), and the source directories of packages installed in editable
+    mode into the program's environment (the demo agents import bugbout itself)."""
+    found: list[Path] = []
+    root = program_root(argv[0])
+    if root is not None and os.path.isdir(root):
+        found.append(Path(os.path.realpath(root)))
+        found += _editable_sources(root)
+    for argument in argv[1:]:
+        if os.path.isabs(argument) and os.path.isfile(argument):
+            found.append(Path(os.path.realpath(argument)).parent)
+    return _unique(found)
+
+
+def _editable_sources(environment: Path) -> list[Path]:
+    """Directories a virtual environment's `.pth` files put on `sys.path` (editable
+    installs write one naming the project's source)."""
+    found = []
+    for pth in environment.glob("lib/python3*/site-packages/*.pth"):
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            for line in pth.read_text(encoding="utf-8").splitlines():
+                if os.path.isabs(line) and os.path.isdir(line):
+                    found.append(Path(os.path.realpath(line)))
+    return found
+
+
 def _bubblewrap_mounts(
     confinement: Confinement,
     workdir: Path,
     writable: list[Path],
     temp_roots: list[Path],
     *,
-    program: Path | None = None,
+    argv: Sequence[str] = (),
 ) -> list[str]:
     """The mounts laid over the read-only root: temp dirs, masks, then grants.
 
@@ -536,11 +562,12 @@ def _bubblewrap_mounts(
         if os.path.exists(store) and not _inside_any(store, writable)
     ]
     wanted = [*_existing(confinement.readable, workdir, "read"), workdir]
-    if program is not None and os.path.isdir(program):
-        root = Path(os.path.realpath(program))
-        # never at the price of a hidden path (a program at a repository's root, say)
-        if not any(_inside(h, root) for h in _hidden_paths(confinement)):
-            wanted.append(root)
+    # never at the price of a hidden path (a program at a repository's root, say)
+    wanted += [
+        path
+        for path in (_program_dirs(argv) if argv else [])
+        if not any(_inside(store, path) or _inside(path, store) for store in candidates)
+    ]
     home = Path(os.path.realpath(bugbout_home()))
     if os.path.exists(home):
         wanted.append(home)
