@@ -278,11 +278,8 @@ def test_the_race_board_replays_a_recorded_run_lane_by_lane(calc: Path) -> None:
             assert "9 done" in alpha and "lane finished" in alpha
             beta = plain(lanes["beta"].query_one(".lane-head", Static).content)
             assert "parked on a usage limit: You've hit your usage limit" in beta
-            assert lanes["alpha"].attempts.option_count == 9
-            prompts = [
-                str(lanes["beta"].attempts.get_option_at_index(i).prompt)
-                for i in range(lanes["beta"].attempts.option_count)
-            ]
+            assert len(lanes["alpha"].attempts.row_ids) == 9
+            prompts = [text.plain for text in lanes["beta"].attempts.row_texts]
             assert sum("quota" in prompt for prompt in prompts) == 5
             assert "15 of 15 attempts done" in static_text(screen, "#race-summary")
             assert app.state.outcome == "done"
@@ -319,7 +316,7 @@ def test_enter_on_an_attempt_opens_its_prompt_log_patch_and_cost(calc: Path) -> 
             assert isinstance(screen, RaceScreen)
             alpha = next(box for box in screen.query(LaneBox) if box.quota == "alpha")
             alpha.attempts.focus()
-            alpha.attempts.highlighted = alpha.attempts.get_option_index("calc-1/careful")
+            alpha.attempts.highlight("calc-1/careful")
             await press_and_settle(pilot, "enter")
             detail = app.screen
             assert isinstance(detail, AttemptScreen)

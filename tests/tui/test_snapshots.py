@@ -58,7 +58,7 @@ def test_attempt_detail(snap_compare: Compare, calc: Path) -> None:
         screen = pilot.app.screen
         assert isinstance(screen, RaceScreen)
         lane = screen.query("LaneBox").first()
-        lane.attempts.highlighted = lane.attempts.get_option_index("calc-1/careful")
+        lane.attempts.highlight("calc-1/careful")
         await press_and_settle(pilot, "enter", "right")
 
     assert snap_compare(calc_app(calc), terminal_size=SIZE, run_before=run_before)

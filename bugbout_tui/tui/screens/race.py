@@ -10,16 +10,20 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container
-from textual.widgets import OptionList, Static
+from textual.widgets import Static
 
 from bugbout_tui.engine.race import RETRYABLE
 from bugbout_tui.engine.state import BoutState
 from bugbout_tui.tui.screens.attempt import AttemptScreen
 from bugbout_tui.tui.screens.base import BoutScreen
-from bugbout_tui.tui.widgets.lane import LaneBox, lane_id
+from bugbout_tui.tui.widgets.lane import LaneBox, lane_id, preload_lane_css
+from bugbout_tui.tui.widgets.pick_list import PickList
 
 MIN_COLUMN = 40
 """Narrower than this per lane, lanes are stacked as rows instead of columns."""
+LANES_PER_TICK = 2
+"""Lanes mounted in one tick: laying out eight new lanes at once took a frame of its own
+of over 100 ms; two at a time, the board fills in a few tenths of a second instead."""
 COUNTS_EVERY = 1.0
 """Seconds between two redraws of the lanes' heads and lists; logs take every tick."""
 
@@ -99,6 +103,9 @@ class RaceScreen(BoutScreen):
         yield Container(id="lanes", classes="-columns")
         yield Static(id="race-empty")
 
+    def on_mount(self) -> None:
+        preload_lane_css(self.app)
+
     def show_live(self) -> None:
         state = self.bout.state
         moment = monotonic()
@@ -126,9 +133,10 @@ class RaceScreen(BoutScreen):
         container = self.query_one("#lanes", Container)
         for quota in [q for q in self._lanes if q not in state.lanes]:
             self._lanes.pop(quota).remove()
+        waiting = [quota for quota in state.lanes if quota not in self._lanes]
         new = [
             LaneBox(quota, id=lane_id(quota, len(self._lanes) + index))
-            for index, quota in enumerate(q for q in state.lanes if q not in self._lanes)
+            for index, quota in enumerate(waiting[:LANES_PER_TICK])
         ]
         if new:
             for box in new:
@@ -167,11 +175,10 @@ class RaceScreen(BoutScreen):
         box = self._focused_lane()
         return None if box is None else box.highlighted_attempt()
 
-    @on(OptionList.OptionSelected)
-    def _attempt_chosen(self, event: OptionList.OptionSelected) -> None:
+    @on(PickList.Picked)
+    def _attempt_chosen(self, event: PickList.Picked) -> None:
         event.stop()
-        if event.option_id is not None:
-            self.app.push_screen(AttemptScreen(event.option_id))
+        self.app.push_screen(AttemptScreen(event.row_id))
 
     def action_cancel_attempt(self) -> None:
         attempt = self._highlighted()

@@ -13,15 +13,15 @@ from datetime import datetime
 from typing import ClassVar
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container
-from textual.widgets import OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets import Static
 
 from bugbout_tui.engine.state import AttemptView, BoutState, LaneView
 from bugbout_tui.tui.feed import OutputBook
 from bugbout_tui.tui.widgets.badges import PHASES, clock_text, phase_symbol, tokens_text
+from bugbout_tui.tui.widgets.pick_list import PickList
 from bugbout_tui.tui.widgets.tail import OutputTail
 
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
@@ -71,13 +71,28 @@ class LaneFigures:
     finished: int
 
 
-class LaneList(OptionList):
+class LaneList(PickList):
     """A lane's attempts; enter opens the highlighted one."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "select", "Open attempt", id="open-attempt",
+        Binding("enter", "pick", "Open attempt", id="open-attempt",
                 tooltip="Prompt, log, patch, tokens and cost of the attempt"),
     ]  # fmt: skip
+
+
+def preload_lane_css(app: App[object]) -> None:
+    """Give the stylesheet the defaults of a lane's widgets before the first lane exists.
+
+    Mounting a widget class it has not seen makes Textual parse the whole stylesheet
+    again (some 30 ms); lanes appear mid-race, in a frame busy enough already, so the
+    Race screen makes their classes known when it opens instead.
+    """
+    for widget in (LaneBox("", id="preload"), OutputTail(), LaneList(), Static()):
+        for read_from, css, tie_breaker, scope in widget._get_default_css():
+            app.stylesheet.add_source(
+                css, read_from=read_from, is_default_css=True, tie_breaker=tie_breaker,
+                scope=scope,
+            )  # fmt: skip
 
 
 class LaneBox(Container):
@@ -87,7 +102,6 @@ class LaneBox(Container):
     def __init__(self, quota: str, *, id: str) -> None:
         super().__init__(id=id, classes="lane")
         self.quota = quota
-        self._shown: list[tuple[str, str]] = []
         self._log_attempt: str | None = None
         self._log_seen = 0
         self._drawn = False
@@ -95,15 +109,14 @@ class LaneBox(Container):
     def compose(self) -> ComposeResult:
         yield Static(classes="lane-head")
         yield OutputTail(classes="lane-log")
-        yield LaneList(classes="lane-list", markup=False)
+        yield LaneList(classes="lane-list")
 
     @property
     def attempts(self) -> LaneList:
         return self.query_one(LaneList)
 
     def highlighted_attempt(self) -> str | None:
-        option = self.attempts.highlighted_option
-        return None if option is None else option.id
+        return self.attempts.highlighted
 
     def show(
         self,
@@ -185,20 +198,4 @@ class LaneBox(Container):
             log.write_lines(lines)
 
     def _show_list(self, views: list[AttemptView], now: datetime, ended: bool) -> None:
-        prompts = [(view.attempt, attempt_prompt(view, now, ended)) for view in views]
-        shown = [(attempt, prompt.plain) for attempt, prompt in prompts]
-        if shown == self._shown:
-            return
-        options = self.attempts
-        if [a for a, _ in shown] == [a for a, _ in self._shown]:
-            for (attempt, prompt), (_, old) in zip(prompts, self._shown, strict=True):
-                if prompt.plain != old:
-                    options.replace_option_prompt(attempt, prompt)
-        else:
-            keep = self.highlighted_attempt()
-            options.set_options(Option(prompt, id=attempt) for attempt, prompt in prompts)
-            if keep is not None and any(a == keep for a, _ in prompts):
-                options.highlighted = options.get_option_index(keep)
-            elif prompts:
-                options.highlighted = 0
-        self._shown = shown
+        self.attempts.set_rows([(view.attempt, attempt_prompt(view, now, ended)) for view in views])
