@@ -14,6 +14,8 @@ from collections import deque
 
 from rich.cells import cell_len
 from rich.segment import Segment
+from rich.style import Style
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -36,6 +38,9 @@ class OutputTail(Widget):
     def __init__(self, *, classes: str | None = None) -> None:
         super().__init__(classes=classes)
         self._lines: deque[str] = deque(maxlen=KEPT)
+        self._frame = (0, 0, Style())
+        """Width, height and style for the rows being drawn: each costs a walk up the
+        widget tree, too much to repeat for every row."""
 
     @property
     def lines(self) -> list[str]:
@@ -56,9 +61,13 @@ class OutputTail(Widget):
         self._lines.extend(_CONTROL.sub("�", line.expandtabs()) for line in lines)
         self.refresh()
 
-    def render_line(self, y: int) -> Strip:
+    def render_lines(self, crop: Region) -> list[Strip]:
         width, height = self.size
-        style = self.rich_style
+        self._frame = (width, height, self.rich_style)
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        width, height, style = self._frame
         index = y + max(0, len(self._lines) - height)
         if index >= len(self._lines):
             return Strip.blank(width, style)
