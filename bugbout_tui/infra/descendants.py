@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import sys
 from pathlib import Path
@@ -50,6 +51,13 @@ def _children_by_parent() -> dict[int, list[tuple[int, int]]]:
     return children
 
 
+def _exited(pidfd: int) -> bool:
+    """A pidfd reads as ready once its process has exited."""
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    return bool(poller.poll(0))
+
+
 class Family:
     """The descendants of one process, each held by a pidfd once seen.
 
@@ -71,7 +79,9 @@ class Family:
         if not _TRACKED:
             return
         children = _children_by_parent()
-        frontier = [*self._held, *([self.leader] if leader_alive else [])]
+        # A member that has exited may have been reaped and its pid given to another.
+        running = [pid for pid, pidfd in self._held.items() if not _exited(pidfd)]
+        frontier = [*running, *([self.leader] if leader_alive else [])]
         while frontier:
             for pid, start in children.get(frontier.pop(), ()):
                 if pid in self._held:
