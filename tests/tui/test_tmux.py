@@ -83,6 +83,8 @@ def test_the_demo_runs_live_and_every_screen_can_be_visited(terminal: Terminal) 
     terminal.wait_for("● running", "3 Race", timeout=120)
     terminal.wait_for("lane-a", timeout=240)
     terminal.wait_for("▶", "running", "queued", timeout=120)
+    # The head's second line, lane-a running two at once: a head cut to one line hid it.
+    terminal.wait_for("(+1 more)", timeout=120)
 
     terminal.press("2")
     terminal.wait_for("funnel", "changes examined", "Issue #", timeout=20)
