@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import ValidationError
 
@@ -31,36 +32,66 @@ class JournalChunk:
     """Lines that were not events (skipped)."""
 
 
+class LineTail:
+    """What a growing file gained since the last look, in whole lines.
+
+    A line still being written waits for its newline, so no line is ever seen in two
+    pieces. Used for the journal and for a running attempt's log files.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        """How far the file has been read."""
+        self._pending = b""
+
+    def restart(self) -> None:
+        """Read from the top again: the file was begun afresh."""
+        self.offset, self._pending = 0, b""
+
+    def take(self, handle: BinaryIO) -> list[bytes]:
+        """The lines completed since the last look, read from `handle`, open on the file."""
+        handle.seek(self.offset)
+        data = handle.read()
+        self.offset += len(data)
+        *lines, self._pending = (self._pending + data).split(b"\n")
+        return lines
+
+    def read(self) -> list[bytes]:
+        """Open the file and take its new lines; none while it cannot be read."""
+        try:
+            with self.path.open("rb") as handle:
+                return self.take(handle)
+        except OSError:
+            return []
+
+
 class JournalReader:
     """Reads the complete lines added to a journal since the last read."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._offset = 0
-        self._pending = b""
+        self._tail = LineTail(path)
         self._head = b""
 
     def read(self) -> JournalChunk:
         chunk = JournalChunk()
+        tail = self._tail
         try:
             with self.path.open("rb") as handle:
                 size = os.fstat(handle.fileno()).st_size
                 head = handle.read(min(HEAD_BYTES, size))
-                if self._offset and (size < self._offset or not head.startswith(self._head)):
-                    self._offset, self._pending = 0, b""
+                if tail.offset and (size < tail.offset or not head.startswith(self._head)):
+                    tail.restart()
                     chunk.restarted = True
                 self._head = head
-                handle.seek(self._offset)
-                data = handle.read()
+                lines = tail.take(handle)
         except FileNotFoundError:
-            if self._offset:
-                self._offset, self._pending, self._head = 0, b"", b""
+            if tail.offset:
+                tail.restart()
+                self._head = b""
                 chunk.restarted = True
             return chunk
-        self._offset += len(data)
-        data = self._pending + data
-        lines = data.split(b"\n")
-        self._pending = lines.pop()
         for line in lines:
             if not line.strip():
                 continue

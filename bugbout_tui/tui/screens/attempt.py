@@ -26,6 +26,7 @@ from bugbout_tui.agents.base import STDERR_LOG, STDOUT_LOG
 from bugbout_tui.core.models import Attempt
 from bugbout_tui.tui.feed import plain_line
 from bugbout_tui.tui.screens.base import BoutScreen
+from bugbout_tui.tui.watch import LineTail
 from bugbout_tui.tui.widgets.badges import clock_text, phase_badge, tokens_text
 from bugbout_tui.tui.widgets.lane import shown_phase
 
@@ -69,33 +70,14 @@ def read_attempt_files(logdir: str | None, prompt_file: str | None) -> AttemptFi
     return AttemptFiles(prompt, stdout, stderr, dropped)
 
 
-class FileTail:
-    """What a growing log file gained since the last look, in whole lines.
+def follow_logs(tails: tuple[LineTail, LineTail]) -> list[str]:
+    """New lines of both streams, as plain text; standard error's are marked."""
 
-    A line still being written stays in the buffer until its newline arrives, so a
-    line is never shown in two pieces."""
+    def new_lines(tail: LineTail) -> list[str]:
+        return [plain_line(line.decode("utf-8", errors="replace")) for line in tail.read()]
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._offset = 0
-        self._partial = b""
-
-    def read(self) -> list[str]:
-        try:
-            with self.path.open("rb") as stream:
-                stream.seek(self._offset)
-                chunk = stream.read()
-        except OSError:
-            return []
-        self._offset += len(chunk)
-        *lines, self._partial = (self._partial + chunk).split(b"\n")
-        return [plain_line(line.decode("utf-8", errors="replace")) for line in lines]
-
-
-def follow_logs(tails: tuple[FileTail, FileTail]) -> list[str]:
-    """New lines of both streams; standard error's are marked."""
-    out, err = (tail.read() for tail in tails)
-    return out + [STDERR_MARK + line for line in err]
+    out, err = tails
+    return new_lines(out) + [STDERR_MARK + line for line in new_lines(err)]
 
 
 def _read(path: Path) -> str | None:
@@ -181,7 +163,7 @@ class AttemptScreen(BoutScreen):
             self.files = files
 
     class LinesFollowed(Message):
-        def __init__(self, lines: list[str], tails: tuple[FileTail, FileTail]) -> None:
+        def __init__(self, lines: list[str], tails: tuple[LineTail, LineTail]) -> None:
             super().__init__()
             self.lines = lines
             self.tails = tails
@@ -193,7 +175,7 @@ class AttemptScreen(BoutScreen):
         self._shown_record: Attempt | None = None
         self._summary_for: tuple[str, bool] = ("", False)
         """The phase and whether the record was there when the summary was drawn."""
-        self._tails: tuple[FileTail, FileTail] | None = None
+        self._tails: tuple[LineTail, LineTail] | None = None
         """Set while the log follows a running attempt; the record's arrival ends it."""
         self._looking: Worker[None] | None = None
 
@@ -258,7 +240,7 @@ class AttemptScreen(BoutScreen):
         self._read_files(logdir, record.prompt_file if record else None)
         if record is None and view is not None and view.phase == "running" and logdir:
             folder = Path(logdir)
-            self._tails = (FileTail(folder / STDOUT_LOG), FileTail(folder / STDERR_LOG))
+            self._tails = (LineTail(folder / STDOUT_LOG), LineTail(folder / STDERR_LOG))
             self.query_one("#attempt-log", Log).clear()
             self._follow()
 
@@ -268,7 +250,7 @@ class AttemptScreen(BoutScreen):
             self._looking = self._read_more(self._tails)
 
     @work(thread=True, group="attempt-follow", exit_on_error=False)
-    def _read_more(self, tails: tuple[FileTail, FileTail]) -> None:
+    def _read_more(self, tails: tuple[LineTail, LineTail]) -> None:
         lines = follow_logs(tails)
         if lines:
             self.post_message(self.LinesFollowed(lines, tails))
