@@ -87,7 +87,8 @@ def preload_lane_css(app: App[object]) -> None:
     again (some 30 ms); lanes appear mid-race, in a frame busy enough already, so the
     Race screen makes their classes known when it opens instead.
     """
-    for widget in (LaneBox("", id="preload"), OutputTail(), LaneList(), Static()):
+    box = LaneBox("", id="preload")
+    for widget in (box, *box.compose()):
         for read_from, css, tie_breaker, scope in widget._get_default_css():
             app.stylesheet.add_source(
                 css, read_from=read_from, is_default_css=True, tie_breaker=tie_breaker,
