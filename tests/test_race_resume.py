@@ -2,9 +2,8 @@
 
 The command runs as a subprocess, as a user starts it, and is stopped the ways a user or
 a CI runner stops it: `kill -9` (nothing of bugbout's gets to run), Ctrl-C and SIGTERM.
-Every way, the
-attempts recorded before stay exactly as they were, their agents are not started again,
-no agent outlives the run, and the next run does only what is left.
+Every way, the attempts recorded before stay exactly as they were, their agents are not
+started again, no agent outlives the run, and the next run does only what is left.
 """
 
 from __future__ import annotations
