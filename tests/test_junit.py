@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from bugbout_tui.infra import junit
 from bugbout_tui.infra.junit import JUnitError, TestResult, node_id_of, parse_junit
 
-PYTHON = "/work/venv/bin/python"
+PYTHON = sys.executable
 
 SHAPES = """
 import pytest

@@ -25,7 +25,7 @@ from bugbout_tui.infra.pytest_run import (
 )
 from bugbout_tui.infra.sandbox import Sandbox, select_sandbox
 
-PYTHON = Path("/work/venv/bin/python")
+PYTHON = Path(sys.executable)
 
 
 @pytest.fixture(params=["bubblewrap", "none"])

@@ -272,12 +272,21 @@ def _count_tests(outcomes: Iterable[str]) -> int:
 
 
 def _output_tail(result: ProcessResult) -> str:
-    text = "\n".join(t.rstrip() for t in (result.stdout_tail, result.stderr_tail) if t.strip())
-    if not text:
+    """What pytest printed, each stream cut to its head and tail when long: a crash
+    report lists the frame that crashed first (faulthandler's most recent call), and a
+    summary comes last."""
+    streams = [t.rstrip() for t in (result.stdout_tail, result.stderr_tail) if t.strip()]
+    if not streams:
         return "(pytest printed nothing)"
-    if len(text) > _ERROR_TAIL_CHARS:
-        text = "…" + text[-_ERROR_TAIL_CHARS:]
-    return "Output tail:\n" + text
+    budget = _ERROR_TAIL_CHARS // len(streams)
+    return "Output tail:\n" + "\n".join(_clip(text, budget) for text in streams)
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    head = limit // 3
+    return text[:head] + "\n…\n" + text[-(limit - head) :]
 
 
 def expand_collection_errors(run: TestRun, known_ids: Iterable[str]) -> TestRun:
