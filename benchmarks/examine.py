@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-import bugbout_tui.engine.examine as examine_engine
+import bugbout_tui.engine.testing as testing_engine
 from bugbout_tui.core.events import BaseEvent, TestRunFinished
 from bugbout_tui.core.models import Attempt, IssueRef, Task
 from bugbout_tui.engine.bus import EventBus
@@ -176,7 +176,7 @@ def examine(
         calls.append(cmd)
         return await run_pytest(cmd, sandbox, workdir=workdir, log_path=log_path)
 
-    examine_engine.run_pytest = counted  # type: ignore[attr-defined]
+    testing_engine.run_pytest = counted  # type: ignore[attr-defined]
     events: list[BaseEvent] = []
     bus = EventBus()
     bus.subscribe(events.append)
