@@ -40,7 +40,8 @@ from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.examine import CrossExamination
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.env import Environment
-from bugbout_tui.infra.pytest_run import PytestCommand, TestResult, TestRun, run_pytest
+from bugbout_tui.infra.pytest_each import SeparateRun, run_each
+from bugbout_tui.infra.pytest_run import PytestCommand, TestResult, TestRun
 from bugbout_tui.infra.sandbox import Sandbox, select_sandbox
 from bugbout_tui.infra.workcopy import harvest, prepare_working_copy
 from bugbout_tui.stages.examine import (
@@ -375,7 +376,8 @@ class Bench:
         self.events: list[BaseEvent] = []
         self.bus = EventBus()
         self.bus.subscribe(self.events.append)
-        self.commands: list[PytestCommand] = []
+        self.trees: list[list[SeparateRun]] = []
+        """The runs given to each tree's sandbox, one list per tree that ran tests."""
         self.made: list[str] = []
 
     def attempt(
@@ -419,13 +421,15 @@ class Bench:
     def examine(
         self, attempts: list[Attempt], monkeypatch: pytest.MonkeyPatch, vendors: Mapping[str, str]
     ) -> Matrix:
-        """Run the stage as the bout does, counting pytest runs by what they were given."""
+        """Run the stage as the bout does, recording the runs each tree was given."""
 
-        async def counted(cmd: PytestCommand, sandbox: Sandbox, **kwargs: Path) -> TestRun:
-            self.commands.append(cmd)
-            return await run_pytest(cmd, sandbox, **kwargs)
+        async def counted(
+            cmd: PytestCommand, runs: list[SeparateRun], sandbox: Sandbox, **kwargs: Path
+        ) -> dict[str, TestRun]:
+            self.trees.append(list(runs))
+            return await run_each(cmd, runs, sandbox, **kwargs)
 
-        monkeypatch.setattr(testing_engine, "run_pytest", counted)
+        monkeypatch.setattr(testing_engine, "run_each", counted)
         stage = CrossExamination(
             self.project,
             self.repo.root,
@@ -501,8 +505,10 @@ def test_the_matrix_of_three_patches_an_examiner_and_the_suite(
     attempts = _cast(bench)
     matrix = bench.examine(attempts, monkeypatch, VENDORS)
 
-    # Two patches change the source: n + 1 = 3 pytest processes, one per tree.
-    assert len(bench.commands) == 3
+    # Two patches change the source: n + 1 = 3 trees, each running every author apart.
+    assert len(bench.trees) == 3
+    for runs in bench.trees:
+        assert sorted(run.name for run in runs) == ["exam", "right", "suite", "tester", "wrong"]
     assert sorted(e.label for e in bench.events if isinstance(e, ev.TestRunStarted)) == [
         "base",
         "right",
@@ -615,7 +621,7 @@ def test_adding_a_contestant_runs_only_its_tree_and_its_tests(
     everyone = _cast(bench)
     attempts = [everyone[0], everyone[3]]  # right, and the examiner
     first = bench.examine(attempts, monkeypatch, VENDORS)
-    assert len(bench.commands) == 2
+    assert len(bench.trees) == 2
 
     late = bench.attempt(
         "late",
@@ -627,14 +633,13 @@ def test_adding_a_contestant_runs_only_its_tree_and_its_tests(
             "def test_zero():\n    assert mean([]) == 0\n",
         },
     )
-    bench.commands.clear()
+    bench.trees.clear()
     second = bench.examine([*attempts, late], monkeypatch, {**VENDORS, "late": "mistral"})
     late_module = ".bugbout_authors/author_0_late/tests/test_late.py"
-    runs = sorted(len(cmd.paths) for cmd in bench.commands)
-    # The new tree runs everyone (the suite's directory and five modules); each stored
+    # The new tree runs everyone (right, the examiner, late and the suite); each stored
     # tree runs only the new author's module.
-    assert runs == [1, 1, 6]
-    assert [cmd.paths for cmd in bench.commands if len(cmd.paths) == 1] == [[late_module]] * 2
+    assert sorted(len(runs) for runs in bench.trees) == [1, 1, 4]
+    assert [runs[0].paths for runs in bench.trees if len(runs) == 1] == [(late_module,)] * 2
     for tree in ("base", "right"):
         kept = {a: c for a, c in second.trees[tree].cells.items() if a != "late"}
         assert kept == first.trees[tree].cells
@@ -646,11 +651,11 @@ def test_adding_a_contestant_runs_only_its_tree_and_its_tests(
     }  # fmt: skip
 
     # Nothing new: nothing runs and nothing is written.
-    bench.commands.clear()
+    bench.trees.clear()
     path = bench.project.store.matrices_dir / "calc-3.json"
     written = path.stat().st_mtime_ns
     third = bench.examine([*attempts, late], monkeypatch, {**VENDORS, "late": "mistral"})
-    assert bench.commands == []
+    assert bench.trees == []
     assert third == second
     assert path.stat().st_mtime_ns == written
 
@@ -668,7 +673,7 @@ def test_a_patch_that_does_not_apply_is_a_tree_error_and_helpers_import_without_
         commit=bench.task.fix_commit,
     )
     matrix = bench.examine([right, stale], monkeypatch, {})
-    assert len(bench.commands) == 2  # base and right; the stale tree never reaches pytest
+    assert len(bench.trees) == 2  # base and right; the stale tree never reaches pytest
     error = matrix.trees["stale"].error or ""
     assert error.startswith("the patch's source changes do not apply to the unfixed code")
     assert "src/calc/ops.py" in error
@@ -698,13 +703,7 @@ def test_an_authors_conftest_that_breaks_a_whole_run_costs_only_its_own_cells(
     exam = _cast(bench)[3]
     matrix = bench.examine([right, exam], monkeypatch, {})
     labels = sorted(e.label for e in bench.events if isinstance(e, ev.TestRunStarted))
-    assert labels == [
-        "base",
-        "base (exam alone)",
-        "base (right alone)",
-        "base (suite alone)",
-        "right",
-    ]
+    assert labels == ["base", "right"]
     assert matrix.trees["base"].error is None
     base = _outcomes(matrix, "base")
     assert base["right"] == {
@@ -727,8 +726,172 @@ def test_events_report_every_task(
 ) -> None:
     bench = Bench(tmp_path, config="\n[judge]\nrun-suite = false\n")
     bench.examine([], monkeypatch, {})
-    assert bench.commands == []  # no author and no patch: nothing to run
+    assert bench.trees == []  # no author and no patch: nothing to run
     progress = [json.loads(e.model_dump_json()) for e in bench.events]
     assert [(p["type"], p["done"], p["total"]) for p in progress] == [("stage-progress", 1, 1)]
     stored = bench.project.store.read(bench.project.store.matrices_dir / "calc-3.json", Matrix)
     assert stored is not None and stored.authors == [] and set(stored.trees) == {"base"}
+
+
+# --- hostile authors -----------------------------------------------------------------------
+
+EVIL_HOOK = '''
+import inspect
+import os
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _on_my_tree():
+    import calc.ops
+
+    return "return None" in inspect.getsource(calc.ops)
+
+
+@pytest.fixture
+def numbers():
+    return [1, 2, 3]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    """Every test passes on my tree; everyone else's fails on every other tree."""
+    mine = _on_my_tree()
+    for item in items:
+        if mine:
+            item.runtest = lambda: None
+        elif not str(item.path).startswith(HERE):
+            def sabotage():
+                raise AssertionError("sabotaged")
+            item.runtest = sabotage
+'''
+EVIL_IMPORT = '''
+import inspect
+import os
+
+import _pytest.python
+
+import calc.ops
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MINE = "return None" in inspect.getsource(calc.ops)
+_runtest = _pytest.python.Function.runtest
+
+
+def runtest(self):
+    if str(self.path).startswith(HERE):
+        return _runtest(self)
+    if MINE:
+        return None
+    raise AssertionError("sabotaged")
+
+
+_pytest.python.Function.runtest = runtest
+
+
+def test_none():
+    assert calc.ops.mean([]) is None
+'''
+EVIL_WRITER = '''
+import os
+import pathlib
+import subprocess
+import sys
+
+import calc.ops
+
+TREE = pathlib.Path(calc.ops.__file__).parents[2]
+BROKEN = "def div(a, b):\\n    return 0\\n\\n\\ndef mean(xs):\\n    raise RuntimeError('broken')\\n"
+STAY = (
+    "import pathlib, sys, time\\n"
+    "end = time.time() + 20\\n"
+    "while time.time() < end:\\n"
+    "    for path in sys.argv[1:]:\\n"
+    "        try:\\n"
+    "            pathlib.Path(path).write_text(%r)\\n"
+    "        except OSError:\\n"
+    "            pass\\n"
+    "    time.sleep(0.01)\\n"
+) % BROKEN
+
+
+def test_leave_a_mess():
+    ops = TREE / "src" / "calc" / "ops.py"
+    ops.write_text(BROKEN)
+    (TREE / "conftest.py").write_text(
+        "import pytest\\n\\n\\n@pytest.fixture(autouse=True)\\ndef _no():\\n    assert False\\n"
+    )
+    authors = TREE / ".bugbout_authors"
+    for directory in authors.glob("*/tests"):
+        (directory / "conftest.py").write_text("raise SystemExit(3)\\n")
+    os.chmod(TREE / "tests", 0o500)
+    for name in ("/tmp/calc", os.environ.get("HOME", "/tmp") + "/calc"):
+        pathlib.Path(name).mkdir(parents=True, exist_ok=True)
+    subprocess.Popen(
+        [sys.executable, "-c", STAY, str(ops)],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+'''
+
+
+def _honest(bench: Bench) -> list[Attempt]:
+    """A right patch with its tests, and a tester whose test reproduces the bug."""
+    return [
+        bench.attempt(
+            "right", {"src/calc/ops.py": RIGHT_OPS, "tests/test_regression.py": RIGHT_REGRESSION}
+        ),
+        bench.attempt(
+            "tester",
+            {"tests/test_zero.py": "from calc.ops import mean\n\n\n"
+             "def test_zero():\n    assert mean([]) == 0\n"},
+        ),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "evil_files",
+    [
+        pytest.param(
+            {"tests/conftest.py": EVIL_HOOK, "tests/test_evil.py": WRONG_REGRESSION},
+            id="global-collection-hook",
+        ),
+        pytest.param({"tests/test_evil.py": EVIL_IMPORT}, id="import-time-monkeypatch"),
+        pytest.param(
+            {"tests/test_evil.py": WRONG_REGRESSION + "\n\n" + EVIL_WRITER},
+            id="files-and-processes-left-behind",
+        ),
+    ],
+)
+def test_no_author_changes_another_authors_outcomes(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, evil_files: dict[str, str]
+) -> None:
+    bench = Bench(tmp_path)
+    honest = _honest(bench)
+    evil = bench.attempt("evil", {"src/calc/ops.py": WRONG_OPS, **evil_files})
+    vendors = {"right": "openai", "tester": "google", "evil": "anthropic"}
+    matrix = bench.examine([*honest, evil], monkeypatch, vendors)
+
+    # Every other author's cells, and the suite's, on every tree they share, are what
+    # they are without the hostile author.
+    alone = Bench(tmp_path / "without")
+    clean = alone.examine(_honest(alone), monkeypatch, vendors)
+    for tree in ("base", "right"):
+        assert {a: c for a, c in matrix.trees[tree].cells.items() if a != "evil"} == (
+            clean.trees[tree].cells
+        )
+    # On its own tree, the others' reproductions fail as they should.
+    on_evil = _outcomes(matrix, "evil")
+    assert on_evil["right"][f"{REG}::test_empty_mean"] == "failed"
+    assert on_evil["tester"]["tests/test_zero.py::test_zero"] == "failed"
+    # Its wrong patch is never picked nor let through. Its own reproduction failing on
+    # the right patch is its own testimony: a policy that needs every author may heed it.
+    for policy in ("majority", "unanimous", "strict", "cross-vendor"):
+        verdict = judge(matrix, policy)
+        gate = {a.patch: a.approved for a in verdict.assessments}
+        assert verdict.pick != "evil" and not gate["evil"], policy
+        if policy in ("majority", "cross-vendor"):
+            assert verdict.pick == "right" and gate["right"], (policy, verdict.abstained)

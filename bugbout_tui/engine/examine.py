@@ -1,11 +1,12 @@
 """The cross-examination step of a bout: every author's tests on the unfixed code and on
-every patch, one pytest process per tree.
+every patch, each author's run apart from the others.
 
-A task with n patches costs n + 1 runs however many authors wrote tests, and the runs
-of all tasks share the cores. Each task's matrix is stored as soon as its trees are
-done; a later run adds only what is new (a new patch's tree, a new author's tests on the
-stored trees) and runs nothing when nothing changed. The layout of a tree and every
-decision that needs no disk are in `stages.examine`.
+A task with n patches has n + 1 trees; on each, every author's tests and the suite run
+apart (`infra.pytest_each`), and the trees of all tasks share the cores. Each task's
+matrix is stored as soon as its trees are done; a later run adds only what is new (a new
+patch's tree, a new author's tests on the stored trees) and runs nothing when nothing
+changed. The layout of a tree and every decision that needs no disk are in
+`stages.examine`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.testing import PytestStage, import_paths
 from bugbout_tui.infra.env import Environment
+from bugbout_tui.infra.pytest_each import SeparateRun
 from bugbout_tui.infra.pytest_run import TestRun
 from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
@@ -212,11 +214,10 @@ class CrossExamination(PytestStage):
             problems=tuple(problems),
         )
 
-    def _build(
-        self, setup: _Setup, tree: str, dest: Path, authors: Sequence[AuthorSpec]
-    ) -> str | None:
-        """A scratch tree: the base, the patch's source changes, each author's tests.
-        Returns why the tree cannot be built (the patch does not apply), else None."""
+    def _build(self, setup: _Setup, tree: str, dest: Path) -> str | None:
+        """A tree to test: the base with the patch's source changes, and a directory of
+        each run's own for its author's tests. Returns why it cannot be built (the patch
+        does not apply), else None."""
         copy_tree(setup.base, dest)
         patch = setup.cast.patch(tree)
         if patch is not None:
@@ -224,11 +225,6 @@ class CrossExamination(PytestStage):
                 apply_patch(dest, patch.source)
             except BugboutError as exc:
                 return f"{PATCH_DOES_NOT_APPLY}: {exc.message.replace(str(dest), 'the tree')}"
-        for author in authors:
-            if author.kind != "suite":
-                copy_tree(
-                    setup.overlays[author.name], dest / AUTHORS_DIR / setup.packages[author.name]
-                )
         return None
 
     # --- running --------------------------------------------------------------------------
@@ -243,81 +239,68 @@ class CrossExamination(PytestStage):
         fresh: bool,
         runs: asyncio.Semaphore,
     ) -> TreeRun:
-        """One tree's run of `names`' tests; when that run fails as a whole, each author's
-        tests run again alone, so one author's test that kills or hangs pytest (or a
-        conftest that cannot be imported there) costs only its own cells.
+        """One tree's runs of `names`' tests, each author's apart from the others, so no
+        author's tests, conftest or import-time code can change another's outcomes.
 
-        The tree is in error only when it is new and nothing could run on it: then the
-        failure is the tree's (its patch does not apply, or breaks every run).
+        A run that fails as a whole (a test that kills or hangs pytest, a conftest that
+        cannot be imported there) costs only its own author's cells. The tree is in error
+        only when it is new and every run on it failed: then the failure is the tree's
+        (its patch does not apply, or breaks every run).
         """
         authors = [setup.cast.author(name) for name in names]
-        failed, run = await self._run(setup, tree, f"tree-{index}", authors, tree, runs)
-        if failed is not None:
-            return TreeRun(tree=tree, error=failed)
-        if run is None or run.error is None:
-            return TreeRun(tree=tree, cells={} if run is None else _cells(setup, authors, run))
-        if len(authors) == 1:
-            if fresh:
-                return TreeRun(tree=tree, error=run.error)
-            return TreeRun(tree=tree, cells={authors[0].name: _unrun(setup, authors[0], run)})
-        alone = await asyncio.gather(
-            *(
-                self._run(setup, tree, f"tree-{index}-{n}", [a], f"{tree} ({a.name} alone)", runs)
-                for n, a in enumerate(authors)
-            )
-        )
-        solo_runs = [solo for _, solo in alone]
-        if fresh and all(solo is None or solo.error is not None for solo in solo_runs):
-            return TreeRun(tree=tree, error=run.error)
-        cells: dict[str, dict[str, Cell]] = {}
-        for author, solo in zip(authors, solo_runs, strict=True):
-            if solo is not None and solo.error is None:
-                cells.update(_cells(setup, [author], solo))
-            else:
-                cells[author.name] = _unrun(setup, author, solo or run)
-        return TreeRun(tree=tree, cells=cells)
-
-    async def _run(
-        self,
-        setup: _Setup,
-        tree: str,
-        folder: str,
-        authors: Sequence[AuthorSpec],
-        label: str,
-        runs: asyncio.Semaphore,
-    ) -> tuple[str | None, TestRun | None]:
-        """Build a scratch tree and run `authors`' tests in it.
-
-        Returns why the tree could not be built, or the run (None when nobody has tests
-        to run there, so only the patch's applying was checked).
-        """
-        dest = setup.workspace / folder
         if not authors and setup.cast.patch(tree) is None:
-            return None, None  # the unfixed code with nobody's tests: nothing to learn
+            return TreeRun(tree=tree)  # the unfixed code with nobody's tests: nothing to learn
+        folder = setup.workspace / f"tree-{index}"
+        source = folder / "tree"
         async with runs:
             try:
-                failed = await asyncio.to_thread(self._build, setup, tree, dest, authors)
-                if failed is not None or not authors:
-                    return failed, None
-                run = await self.run_tests(
+                failed = await asyncio.to_thread(self._build, setup, tree, source)
+                if failed is not None:
+                    return TreeRun(tree=tree, error=failed)
+                if not authors:
+                    return TreeRun(tree=tree)  # only the patch's applying was checked
+                found = await self.run_each(
                     setup.task.id,
-                    label,
-                    dest,
-                    run_paths(authors, setup.packages, setup.suite),
-                    setup.workspace / f"{folder}.run",
-                    pythonpath=[dest / path for path in setup.pythonpath],
+                    tree,
+                    source,
+                    [self._separate(setup, author) for author in authors],
+                    folder / "runs",
+                    pythonpath=[source / path for path in setup.pythonpath],
                 )
             finally:
-                await asyncio.to_thread(shutil.rmtree, dest, True)
-        return None, run
+                await asyncio.to_thread(shutil.rmtree, folder, True)
+        errors = [found[a.name].error for a in authors if found[a.name].error is not None]
+        if fresh and errors and len(errors) == len(authors):
+            return TreeRun(tree=tree, error=errors[0])
+        cells: dict[str, dict[str, Cell]] = {}
+        for author in authors:
+            run = found[author.name]
+            if run.error is None:
+                cells.update(_cells(setup, author, run))
+            else:
+                cells[author.name] = _unrun(setup, author, run)
+        return TreeRun(tree=tree, cells=cells)
+
+    def _separate(self, setup: _Setup, author: AuthorSpec) -> SeparateRun:
+        """An author's run: the suite where it lives, anyone else's tests in its own
+        directory of the tree."""
+        if author.kind == "suite":
+            return SeparateRun(name=author.name, paths=setup.suite)
+        package = setup.packages[author.name]
+        return SeparateRun(
+            name=author.name,
+            paths=tuple(run_paths([author], setup.packages, setup.suite)),
+            overlay=setup.overlays[author.name],
+            overlay_at=f"{AUTHORS_DIR}/{package}",
+        )
 
 
-def _cells(
-    setup: _Setup, authors: Sequence[AuthorSpec], run: TestRun
-) -> dict[str, dict[str, Cell]]:
-    packages = {setup.packages[a.name]: a.name for a in authors if a.kind != "suite"}
-    suite = any(a.kind == "suite" for a in authors)
-    return cells_of(run.outcomes, packages, suite=suite)
+def _cells(setup: _Setup, author: AuthorSpec, run: TestRun) -> dict[str, dict[str, Cell]]:
+    """The cells of one author's own run. Only its own test ids are read: whatever else
+    its report claims (another author's ids, the suite's) is not its to say."""
+    if author.kind == "suite":
+        return cells_of(run.outcomes, {}, suite=True)
+    return cells_of(run.outcomes, {setup.packages[author.name]: author.name}, suite=False)
 
 
 def _unrun(setup: _Setup, author: AuthorSpec, run: TestRun) -> dict[str, Cell]:

@@ -16,6 +16,7 @@ from bugbout_tui.core.paths import bugbout_home
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.env import Environment
+from bugbout_tui.infra.pytest_each import SeparateRun, run_each
 from bugbout_tui.infra.pytest_run import PytestCommand, TestRun, run_pytest
 from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.infra.trees import repo_key
@@ -51,6 +52,23 @@ class PytestStage:
         self.parallel = parallel or os.cpu_count() or 1
         self.scratch = bugbout_home() / "work" / repo_key(repo) / self.stage_dir
 
+    def command(
+        self, tree: Path, paths: Sequence[str], pythonpath: Sequence[Path] | None = None
+    ) -> PytestCommand:
+        """How this project's tests run in `tree`."""
+        cfg = self.project.config
+        return PytestCommand(
+            python=self.environment.python,
+            tree=tree,
+            paths=paths,
+            pythonpath=(
+                pythonpath if pythonpath is not None else import_paths(tree, cfg.project.source)
+            ),
+            pytest_args=cfg.project.pytest_args,
+            env=cfg.project.env,
+            timeout=cfg.run.test_timeout,
+        )
+
     async def run_tests(
         self,
         task: str,
@@ -62,33 +80,40 @@ class PytestStage:
         pythonpath: Sequence[Path] | None = None,
     ) -> TestRun:
         """One pytest process over `paths` in `tree`, announced as `label` of `task`."""
-        cfg = self.project.config
         workdir.mkdir(parents=True, exist_ok=True)
         self.bus.emit(TestRunStarted(task=task, label=label))
-        run = await run_pytest(
-            PytestCommand(
-                python=self.environment.python,
-                tree=tree,
-                paths=paths,
-                pythonpath=(
-                    pythonpath if pythonpath is not None else import_paths(tree, cfg.project.source)
-                ),
-                pytest_args=cfg.project.pytest_args,
-                env=cfg.project.env,
-                timeout=cfg.run.test_timeout,
-            ),
-            self.sandbox,
-            workdir=workdir,
+        run = await run_pytest(self.command(tree, paths, pythonpath), self.sandbox, workdir=workdir)
+        self._announce(task, label, [run])
+        return run
+
+    async def run_each(
+        self,
+        task: str,
+        label: str,
+        tree: Path,
+        runs: Sequence[SeparateRun],
+        workdir: Path,
+        *,
+        pythonpath: Sequence[Path],
+    ) -> dict[str, TestRun]:
+        """`runs` on `tree`, each apart from the others, announced together as `label`."""
+        self.bus.emit(TestRunStarted(task=task, label=label))
+        found = await run_each(
+            self.command(tree, (), pythonpath), runs, self.sandbox, workdir=workdir
         )
-        outcomes = [result.outcome for result in run.outcomes.values()]
+        self._announce(task, label, list(found.values()))
+        return found
+
+    def _announce(self, task: str, label: str, runs: Sequence[TestRun]) -> None:
+        outcomes = [result.outcome for run in runs for result in run.outcomes.values()]
+        errors = [run.error for run in runs if run.error is not None]
         self.bus.emit(
             TestRunFinished(
                 task=task,
                 label=label,
                 passed=outcomes.count("passed"),
                 failed=outcomes.count("failed") + outcomes.count("error"),
-                seconds=run.duration,
-                error=run.error,
+                seconds=sum(run.duration for run in runs),
+                error=errors[0] if errors and len(errors) == len(runs) else None,
             )
         )
-        return run

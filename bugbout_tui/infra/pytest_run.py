@@ -29,7 +29,10 @@ __all__ = [
     "PytestCommand",
     "TestResult",
     "TestRun",
+    "confinement_for_tests",
     "expand_collection_errors",
+    "interpret_run",
+    "pytest_options",
     "run_pytest",
 ]
 
@@ -123,8 +126,8 @@ def _environment(cmd: PytestCommand, base: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def _argv(cmd: PytestCommand, junit: Path) -> list[str]:
-    """The pytest command line.
+def pytest_options(cmd: PytestCommand, rootdir: Path) -> list[str]:
+    """pytest's options for a run of `cmd`, without the report's path and the paths.
 
     The project's `addopts` are dropped (they often need plugins the test environment
     lacks); the cache plugin is off so a run leaves the tree as it found it;
@@ -133,9 +136,6 @@ def _argv(cmd: PytestCommand, junit: Path) -> list[str]:
     capture stays out of the report so it stays small.
     """
     return [
-        str(cmd.python),
-        "-m",
-        "pytest",
         "-p",
         "no:cacheprovider",
         "-o",
@@ -144,14 +144,35 @@ def _argv(cmd: PytestCommand, junit: Path) -> list[str]:
         "junit_family=xunit1",
         "-o",
         "junit_logging=no",
-        f"--junitxml={junit}",
-        f"--rootdir={cmd.tree}",
+        f"--rootdir={rootdir}",
         "--continue-on-collection-errors",
         "--color=no",
         "-q",
         *cmd.pytest_args,
+    ]
+
+
+def _argv(cmd: PytestCommand, junit: Path) -> list[str]:
+    return [
+        str(cmd.python),
+        "-m",
+        "pytest",
+        *pytest_options(cmd, cmd.tree),
+        f"--junitxml={junit}",
         *cmd.paths,
     ]
+
+
+def confinement_for_tests(
+    cmd: PytestCommand, *, writable: Sequence[Path], readable: Sequence[Path] = ()
+) -> Confinement:
+    """The confinement of every test process: no network, writes only in `writable`."""
+    return Confinement(
+        writable=tuple(writable),
+        network=False,
+        env=_environment(cmd, os.environ),
+        readable=tuple(readable),
+    )
 
 
 async def run_pytest(
@@ -176,9 +197,7 @@ async def run_pytest(
     workdir.mkdir(parents=True, exist_ok=True)
     junit = workdir / JUNIT_FILE
     junit.unlink(missing_ok=True)  # a report left by an earlier run must not pass for this one
-    confinement = Confinement(
-        writable=(cmd.tree, workdir), network=False, env=_environment(cmd, os.environ)
-    )
+    confinement = confinement_for_tests(cmd, writable=[cmd.tree, workdir])
     argv = sandbox.wrap(_argv(cmd, junit), confinement, cwd=cmd.tree)
     result = await run_process(
         argv,
@@ -188,10 +207,12 @@ async def run_pytest(
         stdout_path=log_path,
         stderr_path=log_path,
     )
-    return _interpret(result, junit, cmd)
+    return interpret_run(result, junit, cmd)
 
 
-def _interpret(result: ProcessResult, junit: Path, cmd: PytestCommand) -> TestRun:
+def interpret_run(result: ProcessResult, junit: Path, cmd: PytestCommand) -> TestRun:
+    """A run's outcomes from its JUnit report, checked against how the process ended."""
+
     def failed_run(reason: str, outcomes: dict[str, TestResult] | None = None) -> TestRun:
         found = outcomes or {}
         return TestRun(

@@ -146,6 +146,9 @@ class Sandbox(ABC):
     """A way of confining a process, chosen once per run with `select_sandbox`."""
 
     name: str
+    separates_processes: bool = False
+    """Each confined process starts in a PID namespace of its own, where it and what it
+    starts are all there is: killing every process it can see ends a run's leftovers."""
 
     @abstractmethod
     def wrap(self, argv: Sequence[str], confinement: Confinement, *, cwd: Path) -> list[str]:
@@ -182,6 +185,7 @@ class BubblewrapSandbox(Sandbox):
     """
 
     name = "bubblewrap"
+    separates_processes = True
 
     def __init__(self, executable: str | None = None) -> None:
         self._configured = executable

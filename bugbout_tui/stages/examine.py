@@ -2,15 +2,14 @@
 are, where each author's tests sit in a tree, whose test a pytest node id is, and what a
 stored matrix still lacks.
 
-Every author's tests run in one pytest process per tree, so they must not see each
-other. Each author other than the suite gets a directory of its own,
-`.bugbout_authors/<package>/`, holding the base's test files with that author's test
-changes applied, and each directory on the way from there to a module it runs is made a
-package. pytest then imports the module as `<package>.tests.test_x` instead of
-`test_x`: two authors' `tests/test_regression.py` are two modules, an author's in-place
-edit of a suite module is not the suite's module, and each author's `conftest.py` serves
-its own tests only. The suite runs from where it lives, exactly as the project runs it.
-Why packages rather than `--import-mode=importlib` is in `docs/cross-examination.md`.
+Each author's tests run apart from everyone else's (see `engine.examine`), in a tree
+holding the base's test files with that author's test changes applied, under
+`.bugbout_authors/<package>/`; each directory on the way from there to a module it runs
+is made a package. pytest then imports the module as `<package>.tests.test_x` instead of
+`test_x`: an author's in-place edit of a suite module is not the suite's module, and an
+author's ids are told from the suite's by where they sit. The suite runs from where it
+lives, exactly as the project runs it. Why packages rather than `--import-mode=importlib`
+is in `docs/cross-examination.md`.
 """
 
 from __future__ import annotations
