@@ -27,6 +27,7 @@ import pytest
 from racekit import attempt, contestant, copy_project, race, script, starts, template
 
 from bugbout_tui.core.events import AttemptFinished, BaseEvent, BoutFinished, parse_event
+from bugbout_tui.demo.project import prepare_demo
 from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
 
@@ -198,6 +199,25 @@ def test_a_read_only_project_cannot_get_a_store_and_says_so(
         ran, "cannot write .bugbout: its file system is read-only.", f"needs {project} to be"
     )
     assert not (project / ".bugbout").exists()
+
+
+def test_the_demo_says_when_it_cannot_be_written_and_leaves_nothing_half_built(
+    mounts: None, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    target = tmp_path / "demo"
+    target.mkdir()
+    read_only = ("--ro-bind", str(target), str(target))
+    ran = bugbout(tmp_path, home, "demo", str(target), mounts=read_only)
+    assert_one_clean_message(ran, f"cannot write the demo in {target}: Read-only file system")
+    assert list(target.iterdir()) == []
+
+    demo, _ = prepare_demo(target)  # a demo, built: now only its store is read-only
+    store = demo.root / ".bugbout"
+    store.mkdir()
+    ran = bugbout(tmp_path, home, "demo", str(target), mounts=("--ro-bind", str(store), str(store)))
+    assert_one_clean_message(ran, "cannot write demo/.bugbout/.gitignore: its file system is")
+    assert list(store.iterdir()) == []
 
 
 def test_a_full_disk_at_the_lock_stops_before_anything_and_the_next_run_carries_on(
