@@ -13,6 +13,7 @@ journal is `/dev/full`, which fails every write with ENOSPC.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -24,9 +25,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from racekit import attempt, contestant, copy_project, race, script, starts, template
+from racekit import alive, attempt, contestant, copy_project, race, script, starts, template
 
-from bugbout_tui.core.events import AttemptFinished, BaseEvent, BoutFinished, parse_event
+from bugbout_tui.core.errors import StoreError
+from bugbout_tui.core.events import (
+    AttemptFinished,
+    AttemptStarted,
+    BaseEvent,
+    BoutFinished,
+    parse_event,
+)
+from bugbout_tui.core.store import store_error
 from bugbout_tui.demo.project import prepare_demo
 from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
@@ -381,6 +390,67 @@ def test_a_store_deleted_during_the_race_is_made_again_and_kept_locked(
     assert sorted(starts(state / "count")) == sorted(
         [(lost, "small"), (lost, "small"), (kept, "small")]
     )
+
+
+def test_the_python_api_raises_the_store_error_and_ends_the_agents_in_flight(
+    project_template: Path, tmp_path: Path, state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BUGBOUT_HOME", str(tmp_path / "home"))
+    token = f"bugbout-store-failure-{tmp_path.name}"
+    held = script(
+        "edit", "--count", str(state / "count"), "--hold", str(state / "never"),
+        "--token", token, "{workdir}",
+    )  # fmt: skip
+    project = copy_project(
+        project_template,
+        tmp_path / "proj",
+        tasks=["calc-1"],
+        extra=small_agent(state) + contestant("held", held, quota="other", state_dirs=[str(state)]),
+    )
+    store = project / ".bugbout"
+    record = store / "attempts" / "calc-1" / "small.json"
+    bout = Bout(Project.load(project))
+    started: list[str] = []
+
+    def on_event(event: BaseEvent) -> None:
+        if isinstance(event, AttemptStarted):
+            started.append(event.attempt)
+            if event.attempt == "calc-1/small":
+                record.mkdir(parents=True)  # something in the way of its record
+
+    bout.subscribe(on_event)
+    with pytest.raises(StoreError) as raised:
+        bout.run(until="race")
+
+    assert str(record) in raised.value.message and "Is a directory" in raised.value.message
+    assert sorted(started) == ["calc-1/held", "calc-1/small"]
+    assert not alive(token)  # the agent still at work when the store failed was ended
+    assert not (store / "attempts" / "calc-1" / "held.json").exists()
+    assert not temporary_files(store)
+    assert _lock_is_free(store)
+    ending = journal(store)[-1]
+    assert isinstance(ending, BoutFinished) and ending.outcome == "failed"
+
+
+@pytest.mark.parametrize(
+    ("code", "why", "advice"),
+    [
+        (errno.ENOSPC, "no space is left on its device", "Free some space"),
+        (errno.EDQUOT, "the disk quota is used up", "Free some space"),
+        (errno.EROFS, "its file system is read-only", "make it writable"),
+        (errno.EACCES, "permission denied", "make it writable"),
+        (errno.EIO, "Input/output error", "fix the cause and run again"),
+    ],
+)
+def test_each_cause_says_why_and_what_to_do(
+    code: int, why: str, advice: str, tmp_path: Path
+) -> None:
+    path = tmp_path / ".bugbout" / "matrices" / "calc-1.json"
+    error = store_error(OSError(code, os.strerror(code)), path)
+    assert error.message == f"cannot write {path}: {why}."
+    assert error.hint is not None and advice in error.hint
+    if "writable" in advice:
+        assert f"results in {tmp_path / '.bugbout'}:" in error.hint
 
 
 def _lock_is_free(store: Path) -> bool:
