@@ -120,7 +120,8 @@ class Store:
         """Create the store with a `.gitignore` that ignores the store itself.
 
         Deleting that `.gitignore` is how a team opts in to committing results. Called
-        before every write, it also recreates a store deleted while a run goes on.
+        before every write, it also recreates a store deleted while a run goes on, and
+        the lock that run holds.
         """
         try:
             self.root.mkdir(parents=True, exist_ok=True)
@@ -129,12 +130,13 @@ class Store:
         ignore = self.root / ".gitignore"
         if not ignore.exists():
             self._write(ignore, "# bugbout results; delete this file to commit them\n*\n")
+        self._check_lock()
 
     def records(self, directory: Path, pattern: str) -> list[Path]:
         """The files in `directory` matching `pattern`, sorted; none when it is missing.
 
-        A run may delete a folder (or a user the store) while this lists it: the listing
-        is taken again rather than fail on a folder that vanished under it.
+        A folder may vanish while it is listed (a user deleting the store during a run):
+        the listing is taken again rather than fail.
         """
         for _ in range(3):
             try:
@@ -182,7 +184,6 @@ class Store:
     def write(self, path: Path, record: BaseModel) -> None:
         """Store a record atomically; any failure is a `StoreError` naming `path`."""
         self.ensure()
-        self._check_lock()
         try:
             write_model(path, record)
         except OSError as exc:
