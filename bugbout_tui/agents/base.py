@@ -257,6 +257,11 @@ def find_program(program: str, *, what: str, hint: str) -> str:
         candidate = Path(program).expanduser()
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate.absolute())
+        if candidate.is_file():
+            raise ToolMissingError(
+                f"`{program}`, which runs {what}, is not executable.",
+                hint=f"Make it executable (chmod +x {program}), or correct the command.",
+            )
         found = None
     else:
         found = shutil.which(program)

@@ -245,6 +245,20 @@ class Attempt(Record):
         """Whether the attempt counts in scores (a spent quota does not)."""
         return self.status not in ("quota", "skipped")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _never_started(cls, data: Any) -> Any:
+        """Read an attempt whose agent could not be started as skipped, as it is now
+        recorded: earlier versions stored it as crashed, which scored it as no fix and
+        ran it again only on `--retry-failed`. Their detail is all that tells it."""
+        if (
+            isinstance(data, dict)
+            and data.get("status") == "crashed"
+            and str(data.get("detail") or "").startswith("could not start")
+        ):
+            return {**data, "status": "skipped"}
+        return data
+
 
 ResolutionStatus = Literal["resolved", "fixed-but-broke", "wrong-fix", "no-fix", "quota"]
 

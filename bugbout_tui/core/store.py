@@ -4,11 +4,16 @@ Results belong to the project (small JSON records a person may want to keep), he
 state does not (it lives under `BUGBOUT_HOME`). Every file is written atomically and
 carries a schema version; a file that cannot be read is named in the error and left
 exactly as it is, so nothing a run produced is ever silently thrown away.
+
+Every way the store can fail (full disk, used-up quota, read-only or foreign files)
+comes out of this module as a `StoreError` naming the file and what to do, so a run
+stops with one message and keeps every record it finished.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -26,6 +31,46 @@ STORE_DIR = ".bugbout"
 
 M = TypeVar("M", bound=BaseModel)
 
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+_LOCKED_OUT = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+_WHY = {
+    errno.ENOSPC: "no space is left on its device",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EROFS: "its file system is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+}
+
+
+def store_error(exc: OSError, path: Path, *, reading: bool = False) -> StoreError:
+    """The `StoreError` for an `OSError` on `path`: what failed, why, and what to do.
+
+    Whatever failed, every record written before it is whole (writes are atomic), so
+    the advice is always to fix the cause and run again.
+    """
+    why = _WHY.get(exc.errno or 0) or exc.strerror or str(exc)
+    verb = "read" if reading else "write"
+    store = next((p for p in path.parents if p.name == STORE_DIR), path.parent)
+    if exc.errno in _FULL:
+        hint = "Free some space there and run again: everything recorded so far is kept."
+    elif exc.errno in _LOCKED_OUT:
+        able = "readable" if reading else "writable"
+        where = f"{_show(store)}: make it {able}"
+        if path.name == STORE_DIR:
+            where = f"{_show(path)}, which needs {_show(path.parent)} to be writable"
+        hint = f"bugbout keeps its results in {where} (or work on a copy of the project)."
+    else:
+        hint = "Everything recorded so far is kept; fix the cause and run again."
+    return StoreError(f"cannot {verb} {_show(path)}: {why}.", hint=hint)
+
+
+def _show(path: Path) -> str:
+    """A path as the user would type it: relative to the current directory below it."""
+    with contextlib.suppress(ValueError):
+        if (relative := path.relative_to(Path.cwd())) != Path():
+            return str(relative)
+    return str(path)
+
 
 class Store:
     """One project's results, rooted at the directory that holds `bugbout.toml`."""
@@ -33,6 +78,8 @@ class Store:
     def __init__(self, project_dir: Path) -> None:
         self.project_dir = project_dir
         self.root = project_dir / STORE_DIR
+        self._lock_fd: int | None = None
+        """The open lock file while this store is held by `lock`."""
 
     @property
     def tasks_path(self) -> Path:
@@ -72,12 +119,31 @@ class Store:
     def ensure(self) -> None:
         """Create the store with a `.gitignore` that ignores the store itself.
 
-        Deleting that `.gitignore` is how a team opts in to committing results.
+        Deleting that `.gitignore` is how a team opts in to committing results. Called
+        before every write, it also recreates a store deleted while a run goes on, and
+        the lock that run holds.
         """
-        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise store_error(exc, self.root) from None
         ignore = self.root / ".gitignore"
         if not ignore.exists():
-            write_atomic(ignore, "# bugbout results; delete this file to commit them\n*\n")
+            self._write(ignore, "# bugbout results; delete this file to commit them\n*\n")
+        self._check_lock()
+
+    def records(self, directory: Path, pattern: str) -> list[Path]:
+        """The files in `directory` matching `pattern`, sorted; none when it is missing.
+
+        A folder may vanish while it is listed (a user deleting the store during a run):
+        the listing is taken again rather than fail.
+        """
+        for _ in range(3):
+            try:
+                return sorted(directory.glob(pattern))
+            except FileNotFoundError:
+                continue
+        return []
 
     def read(self, path: Path, model: type[M]) -> M | None:
         """Load a record, or None when it was never written.
@@ -89,17 +155,19 @@ class Store:
             raw = path.read_bytes()
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            raise store_error(exc, path, reading=True) from None
         try:
             data = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise StoreError(
-                f"{self._show(path)} is not valid JSON ({exc}).",
+                f"{_show(path)} is not valid JSON ({exc}).",
                 hint="Move it aside to start that stage afresh, or restore it from a backup.",
             ) from None
         version = data.get("schema_version") if isinstance(data, dict) else None
         if isinstance(version, int) and version > SCHEMA_VERSION:
             raise StoreError(
-                f"{self._show(path)} was written by a newer bugbout "
+                f"{_show(path)} was written by a newer bugbout "
                 f"(schema {version}; this one reads {SCHEMA_VERSION}).",
                 hint="Upgrade bugbout to read it.",
             )
@@ -109,13 +177,28 @@ class Store:
             first = exc.errors()[0]
             where = ".".join(str(part) for part in first["loc"]) or "the top level"
             raise StoreError(
-                f"{self._show(path)} does not hold a valid record: {first['msg']} at {where}.",
+                f"{_show(path)} does not hold a valid record: {first['msg']} at {where}.",
                 hint="Move it aside to start that stage afresh, or restore it from a backup.",
             ) from None
 
     def write(self, path: Path, record: BaseModel) -> None:
+        """Store a record atomically; any failure is a `StoreError` naming `path`."""
         self.ensure()
-        write_model(path, record)
+        try:
+            write_model(path, record)
+        except OSError as exc:
+            raise store_error(exc, path) from None
+
+    def write_text(self, path: Path, text: str) -> None:
+        """Store a text file (a report) atomically, failing as `write` does."""
+        self.ensure()
+        self._write(path, text)
+
+    def _write(self, path: Path, text: str) -> None:
+        try:
+            write_atomic(path, text)
+        except OSError as exc:
+            raise store_error(exc, path) from None
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
@@ -125,28 +208,54 @@ class Store:
         crashed run never leaves a stale lock behind.
         """
         self.ensure()
-        lock_path = self.root / "lock"
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._lock_fd = self._take_lock()
+        try:
+            yield
+        finally:
+            fd, self._lock_fd = self._lock_fd, None
+            assert fd is not None
+            with contextlib.suppress(OSError):  # closing the fd is what releases the lock
+                os.ftruncate(fd, 0)
+            os.close(fd)
+
+    @property
+    def lock_path(self) -> Path:
+        return self.root / "lock"
+
+    def _take_lock(self) -> int:
+        """Open the lock file, lock it and write our pid into it; the open descriptor."""
+        try:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise store_error(exc, self.lock_path) from None
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
                 raise StoreError(
-                    f"another bugbout run (pid {holder}) is using {self._show(self.root)}.",
+                    f"another bugbout run (pid {holder}) is using {_show(self.root)}.",
                     hint="Wait for it to finish or stop it; `bugbout-tui --watch` can follow it.",
                 ) from None
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-            try:
-                yield
-            finally:
-                os.ftruncate(fd, 0)
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
+        except OSError as exc:
             os.close(fd)
+            raise store_error(exc, self.lock_path) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
 
-    def _show(self, path: Path) -> str:
-        with contextlib.suppress(ValueError):
-            return str(path.relative_to(Path.cwd()))
-        return str(path)
+    def _check_lock(self) -> None:
+        """Take the lock again if its file was deleted while this run held it.
+
+        A lock on a deleted file keeps out no one: a second run would create a new
+        file and lock that. Retaking it before each write keeps one run per store.
+        """
+        fd = self._lock_fd
+        if fd is None or os.fstat(fd).st_nlink > 0:
+            return
+        fresh = self._take_lock()
+        os.close(fd)
+        self._lock_fd = fresh

@@ -17,6 +17,7 @@ Layout of the demo directory:
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -1109,6 +1110,20 @@ def prepare_demo(
     if has_content and demo.is_current() and not fresh:
         _check_interpreter(demo)
         return demo, False
-    if has_content:
-        shutil.rmtree(demo.root)
-    return build_demo(demo.root, python=python), True
+    try:
+        if has_content:
+            shutil.rmtree(demo.root)
+        return build_demo(demo.root, python=python), True
+    except OSError as exc:  # read-only, full: leave no half-built demo to trip over
+        if demo.root.is_dir():
+            for child in demo.root.iterdir():
+                with contextlib.suppress(OSError):
+                    if child.is_dir() and not child.is_symlink():
+                        shutil.rmtree(child)
+                    else:
+                        child.unlink()
+        raise BugboutError(
+            f"cannot write the demo in {demo.root}: {exc.strerror or exc}"
+            + (f" ({exc.filename})." if exc.filename else "."),
+            hint="Free some space there, or give `bugbout demo` a directory you can write.",
+        ) from None

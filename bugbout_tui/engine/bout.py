@@ -100,14 +100,22 @@ class Bout:
                 BoutStarted(project=str(self.project.dir), stages=list(stages), pid=os.getpid())
             )
             try:
-                for stage in stages:
-                    async with self._stage(stage):
-                        await self._run_stage(stage)
+                try:
+                    for stage in stages:
+                        async with self._stage(stage):
+                            await self._run_stage(stage)
+                except BaseExceptionGroup as group:
+                    error = _user_error(group)
+                    if error is None:
+                        raise
+                    raise error from None
             except asyncio.CancelledError:
                 self.bus.emit(BoutFinished(outcome="stopped", message="stopped by the user"))
                 raise
             except BugboutError as exc:
-                self.bus.emit(BoutFinished(outcome="failed", message=exc.message))
+                # The journal may be what failed (a full disk): the first error is the news.
+                with contextlib.suppress(BugboutError):
+                    self.bus.emit(BoutFinished(outcome="failed", message=exc.message))
                 raise
             else:
                 self.bus.emit(BoutFinished(outcome="done"))
@@ -251,6 +259,21 @@ class Bout:
         if stage == "report":
             return f"written to {self.project.store.root / 'report.md'}"
         return "done"
+
+
+def _user_error(group: BaseExceptionGroup[BaseException]) -> BugboutError | None:
+    """The first `BugboutError` in a stage's failed task group, if there is one.
+
+    A stage runs its work in task groups; when one piece fails (a record that cannot be
+    written) the others are cancelled, their agents ended, and the failure arrives
+    wrapped. It is reported as itself, as if the stage had run its work one by one.
+    """
+    for error in group.exceptions:
+        if isinstance(error, BugboutError):
+            return error
+        if isinstance(error, BaseExceptionGroup) and (found := _user_error(error)):
+            return found
+    return None
 
 
 def _stages_until(until: Stage | None) -> tuple[Stage, ...]:

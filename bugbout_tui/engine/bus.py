@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Literal
 
 from bugbout_tui.core.events import AttemptOutput, BaseEvent
+from bugbout_tui.core.store import store_error
 
 Subscriber = Callable[[BaseEvent], None]
 
@@ -26,6 +28,7 @@ class EventBus:
     def __init__(self, journal: Path | None = None, *, lines_per_second: float = 20.0) -> None:
         self._subscribers: list[Subscriber] = []
         self._journal: IO[str] | None = None
+        self._journal_path: Path | None = None
         if journal is not None:
             self.open_journal(journal)
         self._interval = 1.0 / lines_per_second
@@ -35,8 +38,12 @@ class EventBus:
 
     def open_journal(self, journal: Path) -> None:
         """Start the journal afresh; only the holder of the store's lock may do this."""
-        journal.parent.mkdir(parents=True, exist_ok=True)
-        self._journal = journal.open("w", encoding="utf-8")
+        try:
+            journal.parent.mkdir(parents=True, exist_ok=True)
+            self._journal = journal.open("w", encoding="utf-8")
+        except OSError as exc:
+            raise store_error(exc, journal) from None
+        self._journal_path = journal
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         """Add a subscriber; returns the function that removes it."""
@@ -94,12 +101,32 @@ class EventBus:
         for attempt in list(self._held):
             self.flush_output(attempt)
         if self._journal is not None:
-            self._journal.close()
-            self._journal = None
+            journal, self._journal = self._journal, None
+            try:
+                journal.close()
+            except OSError as exc:
+                assert self._journal_path is not None
+                raise store_error(exc, self._journal_path) from None
 
     def _deliver(self, event: BaseEvent) -> None:
+        """To the journal, then to every subscriber.
+
+        A journal that cannot be written (a full disk) is closed, the subscribers still
+        get the event, and a `StoreError` naming the file stops the run: once; the
+        events after it, the run's ending among them, reach the subscribers alone.
+        """
+        failure = None
         if self._journal is not None:
-            self._journal.write(event.model_dump_json() + "\n")
-            self._journal.flush()
+            try:
+                self._journal.write(event.model_dump_json() + "\n")
+                self._journal.flush()
+            except OSError as exc:
+                assert self._journal_path is not None
+                failure = store_error(exc, self._journal_path)
+                with contextlib.suppress(OSError):  # it closes even when its flush fails
+                    self._journal.close()
+                self._journal = None
         for subscriber in list(self._subscribers):
             subscriber(event)
+        if failure is not None:
+            raise failure

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from bugbout_tui.core.config import CONFIG_NAME, Config, load_config
@@ -30,8 +31,9 @@ class Project:
     def dir(self) -> Path:
         return self.config_path.parent
 
-    @property
+    @cached_property
     def store(self) -> Store:
+        """One `Store` per project, so the run holding its lock is the one that writes."""
         return Store(self.dir)
 
     @property

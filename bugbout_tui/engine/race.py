@@ -24,7 +24,7 @@ from urllib.parse import quote
 
 from bugbout_tui.agents.base import STDERR_LOG, STDOUT_LOG, CodingAgent, Session
 from bugbout_tui.core.config import ProjectConfig
-from bugbout_tui.core.errors import BugboutError
+from bugbout_tui.core.errors import BugboutError, ToolMissingError, UsageError
 from bugbout_tui.core.events import (
     AttemptFinished,
     AttemptQueued,
@@ -41,7 +41,7 @@ from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.scheduler import Job, QuotaParkedError, run_in_lanes
 from bugbout_tui.engine.testing import import_paths
 from bugbout_tui.infra.env import Environment
-from bugbout_tui.infra.proc import run_process
+from bugbout_tui.infra.proc import command_line_problem, run_process
 from bugbout_tui.infra.sandbox import Confinement, Sandbox, program_root
 from bugbout_tui.infra.trees import repo_key
 from bugbout_tui.infra.workcopy import harvest, prepare_working_copy
@@ -52,6 +52,8 @@ RETRYABLE = frozenset({"quota", "crashed", "timeout"})
 """Statuses `--retry-failed` runs again; finished attempts never run twice."""
 CANCELLED = "cancelled by the user"
 """The detail of an attempt stopped on its own: recorded as crashed, so a retry runs it."""
+NOT_STARTED = "could not start"
+"""How the detail of an attempt whose agent never ran begins; it is recorded skipped."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,27 @@ class Entrant:
     @property
     def prompt_role(self) -> Role:
         return "contestant" if self.role == "contestant" else self.assignment
+
+
+def check_programs(entrants: Sequence[Entrant]) -> None:
+    """Stop before the race when an entrant's program cannot be started.
+
+    A missing agent is a set-up mistake, not a result: raced, every one of its attempts
+    would fail alike. `UsageError` names each such entrant with the adapter's fix.
+    """
+    problems = []
+    for entrant in entrants:
+        try:
+            entrant.agent.command()
+        except ToolMissingError as exc:
+            fix = f" {exc.hint}" if exc.hint else ""
+            problems.append(f"the {entrant.role} {entrant.agent.name!r}: {exc.message}{fix}")
+    if problems:
+        raise UsageError(
+            "cannot start the race: " + "\n".join(problems),
+            hint="Nothing was run. Install or correct each one (`bugbout doctor` checks "
+            "them all), then run again.",
+        )
 
 
 def attempt_path(attempts_dir: Path, task: str, name: str) -> Path:
@@ -150,26 +173,30 @@ class Race:
         return True
 
     async def run(self, tasks: Sequence[Task]) -> dict[str, list[Attempt]]:
+        needed = [  # task-major order: each lane alternates between its agents
+            (task, entrant)
+            for task in tasks
+            for entrant in self.entrants
+            if self._needed(task, self._stored(task, entrant))
+        ]
+        check_programs(list({id(e): e for _, e in needed}.values()))
         jobs: list[Job] = []
         waiting: dict[int, tuple[Task, Entrant, str]] = {}
-        for task in tasks:  # task-major order: each lane alternates between its agents
-            for entrant in self.entrants:
-                if not self._needed(task, self._stored(task, entrant)):
-                    continue
-                attempt_id = f"{task.id}/{entrant.agent.name}"
-                self.bus.emit(
-                    AttemptQueued(
-                        attempt=attempt_id,
-                        task=task.id,
-                        contestant=entrant.agent.name,
-                        role=entrant.role,
-                        quota=entrant.agent.quota,
-                    )
+        for task, entrant in needed:
+            attempt_id = f"{task.id}/{entrant.agent.name}"
+            self.bus.emit(
+                AttemptQueued(
+                    attempt=attempt_id,
+                    task=task.id,
+                    contestant=entrant.agent.name,
+                    role=entrant.role,
+                    quota=entrant.agent.quota,
                 )
-                self._stops[attempt_id] = asyncio.Event()
-                job = Job(entrant.agent.quota, self._job(task, entrant, attempt_id))
-                waiting[id(job)] = (task, entrant, attempt_id)
-                jobs.append(job)
+            )
+            self._stops[attempt_id] = asyncio.Event()
+            job = Job(entrant.agent.quota, self._job(task, entrant, attempt_id))
+            waiting[id(job)] = (task, entrant, attempt_id)
+            jobs.append(job)
         not_started = await run_in_lanes(
             jobs,
             self.project.config.run.quotas,
@@ -190,8 +217,9 @@ class Race:
         }
 
     def _needed(self, task: Task, stored: Attempt | None) -> bool:
-        """Whether to run an attempt. One skipped for want of issue text runs once the
-        task has its text: no agent was started, so nothing would run twice."""
+        """Whether to run an attempt. A skipped one (no issue text, or an agent that
+        could not be started) runs once the task has its text: no agent ran, so
+        nothing would run twice."""
         if stored is None:
             return True
         if stored.status == "skipped":
@@ -265,15 +293,22 @@ class Race:
             )
             invocation = agent.invocation(session)
         except BugboutError as exc:
-            self.bus.emit(ErrorRaised(message=exc.message, task=task.id))
-            return self._record(
-                task, entrant, attempt_id, started_at, clock, logdir,
-                status="crashed", detail=f"could not start: {exc.message}",
-            )  # fmt: skip
+            return self._not_started(
+                task, entrant, attempt_id, started_at, clock, logdir, exc.message
+            )
         argv = invocation.argv
         confinement = self._confinement(entrant, session, invocation.confinement, invocation.env)
         if confinement is not None:
             argv = self.sandbox.wrap(argv, confinement, cwd=copy.path)
+        too_long = command_line_problem(argv, invocation.env)
+        if too_long is not None:
+            if any(prompt in word for word in invocation.argv):
+                too_long = (
+                    f"the prompt ({len(prompt.encode()) // 1024} KiB) is on its command "
+                    f"line, and {too_long}; give it to the agent as a file ({{prompt_file}}) "
+                    "or on standard input"
+                )
+            return self._not_started(task, entrant, attempt_id, started_at, clock, logdir, too_long)
 
         def on_line(stream: str, line: str) -> None:
             self.bus.output(attempt_id, "stderr" if stream == "stderr" else "stdout", line)
@@ -291,10 +326,8 @@ class Race:
                 stop=stop,
             )
         except OSError as exc:
-            return self._record(
-                task, entrant, attempt_id, started_at, clock, logdir,
-                status="crashed", detail=f"could not start {argv[0]}: {exc}",
-            )  # fmt: skip
+            problem = f"{argv[0]}: {exc.strerror or exc}"
+            return self._not_started(task, entrant, attempt_id, started_at, clock, logdir, problem)
         finally:
             self.bus.flush_output(attempt_id)
         await asyncio.to_thread(_keep_plain_files, logdir)
@@ -340,6 +373,24 @@ class Race:
         )  # fmt: skip
         _clear_copy(folder)
         return attempt
+
+    def _not_started(
+        self,
+        task: Task,
+        entrant: Entrant,
+        attempt_id: str,
+        started_at: datetime,
+        clock: float,
+        logdir: Path,
+        problem: str,
+    ) -> Attempt:
+        """Record an attempt whose agent never ran as skipped, so the next run tries it
+        again: nothing can be said about an agent that was not started."""
+        self.bus.emit(ErrorRaised(message=f"{attempt_id} could not start: {problem}", task=task.id))
+        return self._record(
+            task, entrant, attempt_id, started_at, clock, logdir,
+            status="skipped", detail=f"{NOT_STARTED}: {problem}",
+        )  # fmt: skip
 
     def _confinement(
         self,

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bugbout_tui.core.errors import UsageError
-from bugbout_tui.core.fs import write_atomic
 from bugbout_tui.core.models import Attempt, Matrix, OracleSet, ResolutionSet, TaskSet
 from bugbout_tui.core.store import Store
 from bugbout_tui.engine.project import Project
@@ -21,9 +20,7 @@ from bugbout_tui.stages.judge import VerdictSet, judge_all
 def stored_attempts(store: Store) -> dict[str, list[Attempt]]:
     """Every stored attempt, per task, in a stable order."""
     found: dict[str, list[Attempt]] = {}
-    if not store.attempts_dir.is_dir():
-        return found
-    for path in sorted(store.attempts_dir.glob("*/*.json")):
+    for path in store.records(store.attempts_dir, "*/*.json"):
         attempt = store.read(path, Attempt)
         if attempt is not None:
             found.setdefault(attempt.task, []).append(attempt)
@@ -32,9 +29,7 @@ def stored_attempts(store: Store) -> dict[str, list[Attempt]]:
 
 def stored_matrices(store: Store) -> dict[str, Matrix]:
     found: dict[str, Matrix] = {}
-    if not store.matrices_dir.is_dir():
-        return found
-    for path in sorted(store.matrices_dir.glob("*.json")):
+    for path in store.records(store.matrices_dir, "*.json"):
         matrix = store.read(path, Matrix)
         if matrix is not None:
             found[matrix.task] = matrix
@@ -99,10 +94,10 @@ def load_report(
 
 def write_report(project: Project, report: Report) -> tuple[Path, Path]:
     """`report.md` and `report.json` beside the other records."""
-    root = project.store.root
-    markdown, data = root / "report.md", root / "report.json"
-    write_atomic(markdown, render_markdown(report))
-    write_atomic(data, report.model_dump_json(indent=2) + "\n")
+    store = project.store
+    markdown, data = store.root / "report.md", store.root / "report.json"
+    store.write_text(markdown, render_markdown(report))
+    store.write_text(data, report.model_dump_json(indent=2) + "\n")
     return markdown, data
 
 

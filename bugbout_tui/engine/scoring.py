@@ -59,9 +59,12 @@ class Scoring(PytestStage):
             if oracle is None or not oracle.scored:
                 continue
             for attempt in attempts.get(task.id, ()):
-                if not is_scored(attempt):
-                    continue
                 known = scores.patches.get(task.id, {}).get(attempt.contestant)
+                if not is_scored(attempt):
+                    if known is not None:  # the score of an earlier record, since retried
+                        del scores.patches[task.id][attempt.contestant]
+                        changed = True
+                    continue
                 settled = score_without_run(attempt)
                 if settled is not None:
                     if settled != known:

@@ -31,8 +31,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from bugbout_tui.core.errors import BugboutError, StoreError, UsageError
+from bugbout_tui.core.errors import BugboutError, UsageError
 from bugbout_tui.core.fs import write_atomic
+from bugbout_tui.core.store import store_error
 
 DEFAULT_API_URL = "https://api.github.com"
 API_VERSION = "2022-11-28"
@@ -370,7 +371,7 @@ class GitHubClient:
         try:
             write_atomic(path, answer.model_dump_json(indent=2) + "\n")
         except OSError as error:
-            raise StoreError(f"cannot write the GitHub cache {path}: {error}") from None
+            raise store_error(error, path) from None
 
     def _request(self, path: str) -> urllib.request.Request:
         headers = {

@@ -37,6 +37,9 @@ _DRAIN_AFTER_KILL = 2.0
 family (one re-parented before it was seen) can still hold them, and it is not worth
 waiting for."""
 
+MAX_ARG_STRLEN = 32 * 4096
+"""Linux's limit on one argument or environment string, its closing NUL included."""
+
 LineCallback = Callable[[str, str], None]
 _Ending = Literal["exited", "timeout", "stopped", "io-failed"]
 
@@ -273,6 +276,34 @@ def _open_sinks(
     if out is not None and stdout_path is not None and stderr_path == stdout_path:
         return out, out
     return out, open_log(stderr_path)
+
+
+def command_line_problem(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
+    """Why the kernel would refuse to start `argv` with `env` as too long, or None.
+
+    `execve` fails with "Argument list too long" when one string passes
+    `MAX_ARG_STRLEN` (Linux) or all of them with their pointers pass `ARG_MAX`; saying
+    which, and how large, before trying is what lets the caller give a useful message.
+    """
+    strings = [os.fsencode(word) for word in argv]
+    strings += [os.fsencode(f"{name}={value}") for name, value in env.items()]
+    if sys.platform == "linux":
+        longest = max((len(s) + 1 for s in strings), default=0)
+        if longest > MAX_ARG_STRLEN:
+            return (
+                f"one argument is {_kib(longest)}, more than the {_kib(MAX_ARG_STRLEN)} "
+                "Linux takes in one"
+            )
+    total = sum(len(s) + 1 + 8 for s in strings)  # each string, its NUL and its pointer
+    with contextlib.suppress(ValueError, OSError):
+        limit = os.sysconf("SC_ARG_MAX")
+        if 0 < limit < total:
+            return f"the command line and environment are {_kib(total)}, more than {_kib(limit)}"
+    return None
+
+
+def _kib(size: int) -> str:
+    return f"{size / 1024:.0f} KiB"
 
 
 def _die_with_parent() -> None:

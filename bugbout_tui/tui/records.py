@@ -69,19 +69,17 @@ def load_records(project_dir: Path) -> Records:
             return None
 
     attempts: dict[str, list[Attempt]] = {}
-    if store.attempts_dir.is_dir():
-        for path in sorted(store.attempts_dir.glob("*/*.json")):
-            attempt = read(path, Attempt)
-            if attempt is not None:
-                attempts.setdefault(attempt.task, []).append(attempt)
+    for path in store.records(store.attempts_dir, "*/*.json"):
+        attempt = read(path, Attempt)
+        if attempt is not None:
+            attempts.setdefault(attempt.task, []).append(attempt)
     for found in attempts.values():
         found.sort(key=lambda attempt: attempt.contestant)
     matrices: dict[str, Matrix] = {}
-    if store.matrices_dir.is_dir():
-        for path in sorted(store.matrices_dir.glob("*.json")):
-            matrix = read(path, Matrix)
-            if matrix is not None:
-                matrices[matrix.task] = matrix
+    for path in store.records(store.matrices_dir, "*.json"):
+        matrix = read(path, Matrix)
+        if matrix is not None:
+            matrices[matrix.task] = matrix
     return Records(
         taskset=read(store.tasks_path, TaskSet),
         oracles=read(store.oracles_path, OracleSet),

@@ -1,0 +1,85 @@
+"""The app's engine stopped by a set-up mistake or a store it cannot write: the message
+is shown, as `bugbout run` prints it, and the app goes on."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from racekit import contestant, copy_project, records, template
+from textual.notifications import Notification
+from textual.pilot import Pilot
+from tuiapp import calc_app, settle
+
+from bugbout_tui.tui.app import BugboutApp
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def project_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return template(tmp_path_factory)
+
+
+async def until(
+    pilot: Pilot[int], condition: Callable[[], bool], what: str, timeout: float
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        await pilot.pause(0.05)
+
+
+def errors(app: BugboutApp) -> list[Notification]:
+    return [n for n in app._notifications if n.severity == "error"]
+
+
+def stopped_with(project: Path) -> Notification:
+    """Start the bout in the app and return the error it stopped with."""
+    found: list[Notification] = []
+
+    async def scenario() -> None:
+        app = calc_app(project)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await pilot.press("3", "s")
+            await until(pilot, lambda: bool(errors(app)), "the bout to stop", 120)
+            await until(pilot, lambda: app.engine is None, "the engine to end", 10)
+            found.extend(errors(app))
+            assert app.is_running
+            await pilot.press("q")
+
+    asyncio.run(scenario())
+    (error,) = found
+    return error
+
+
+def test_a_missing_agent_stops_the_bout_with_the_fix_before_any_attempt(
+    project_template: Path, tmp_path: Path
+) -> None:
+    project = copy_project(
+        project_template,
+        tmp_path / "proj",
+        tasks=["calc-1"],
+        extra=contestant("ghost", ["/nowhere/ghost-agent", "{prompt_file}"]),
+    )
+    error = stopped_with(project)
+    assert error.title == "The bout stopped"
+    assert error.message.startswith("cannot start the race: the contestant 'ghost'")
+    assert "correct `command` of this agent in bugbout.toml" in error.message
+    assert records(project) == {}
+
+
+def test_a_store_that_cannot_be_written_is_named_in_the_message(
+    project_template: Path, tmp_path: Path
+) -> None:
+    project = copy_project(project_template, tmp_path / "proj", tasks=["calc-1"])
+    lock = project / ".bugbout" / "lock"
+    lock.mkdir()  # something in the way of the lock file
+    error = stopped_with(project)
+    assert error.title == "The bout stopped"
+    assert error.message.startswith(f"cannot write {lock}:")
