@@ -1,4 +1,4 @@
-"""Whether a linked issue reports a bug: labels first, then the template, then a traceback."""
+"""Whether a linked issue reports a bug: labels, then the template, a traceback, the title."""
 
 from __future__ import annotations
 
@@ -7,9 +7,13 @@ import pytest
 from bugbout_tui.infra.github import GitHubIssue
 from bugbout_tui.stages.evidence import bug_evidence, label_kind
 
+NO_EVIDENCE = "shows no bug label, bug-report template, traceback or failure in its title"
 
-def issue(body: str | None = None, labels: tuple[str, ...] = ()) -> GitHubIssue:
-    return GitHubIssue(number=7, title="t", body=body, labels=list(labels))
+
+def issue(
+    body: str | None = None, labels: tuple[str, ...] = (), title: str = "Chained totals"
+) -> GitHubIssue:
+    return GitHubIssue(number=7, title=title, body=body, labels=list(labels))
 
 
 @pytest.mark.parametrize(
@@ -63,12 +67,22 @@ def test_labels_that_say_neither(name: str) -> None:
         pytest.param(issue("Parsing gives\n\n    tomlkit.exceptions.ParseError: Key already"
                            " exists"), True, "shows a traceback", id="exception line"),
         pytest.param(issue("It raises IndexError sometimes."), False,
-                     "shows no bug label, bug-report template or traceback",
+                     NO_EVIDENCE,
                      id="an exception named in prose is no traceback"),
+        pytest.param(issue("Similar to #193, now with IF.", title="Query splitting failure case"),
+                     True, "has a title that reports a failure ('failure')",
+                     id="a failure in the reporter's title"),
+        pytest.param(issue(None, title="Split not working with IF keywords"), True,
+                     "has a title that reports a failure ('not working')",
+                     id="not working"),
+        pytest.param(issue("Can we add hooks?", ("question",), title="Hooks fail to install"),
+                     False, "is labelled 'question'", id="a label wins over the title"),
+        pytest.param(issue(None, title="Better error messages"), False,
+                     NO_EVIDENCE, id="'error' alone is no failure: better messages are a feature"),
         pytest.param(issue(None), False,
-                     "shows no bug label, bug-report template or traceback", id="no text"),
+                     NO_EVIDENCE, id="no text"),
         pytest.param(issue("<!-- Describe the bug -->\nPlease add a flag."), False,
-                     "shows no bug label, bug-report template or traceback",
+                     NO_EVIDENCE,
                      id="template instructions in a comment do not count"),
     ],
 )  # fmt: skip

@@ -513,6 +513,19 @@ FIXER_CASES = [
         id="a code block the cut text does not introduce stays",
     ),
     pytest.param(
+        "Fixes #459 (picking up a stale attempt).\n\nDeep nesting crashes the parser. "
+        "Deeper values now raise `ParseError`. Key parsing is now a loop.",
+        "Deep nesting crashes the parser.",
+        ("2 sentences about the change", "1 closing reference"),
+        id="a sentence led by a closing reference is dropped; behaviour 'now' is the change",
+    ),
+    pytest.param(
+        "Fixes #12 by stripping tabs first.\n\nMore about it.",
+        "",
+        ("2 sentences about the change",),
+        id="a closing reference that says how is about the change",
+    ),
+    pytest.param(
         "Parsing fails on tabs.\n\nSigned-off-by: A <a@example.com>\nChange-Id: I12",
         "Parsing fails on tabs.",
         (),

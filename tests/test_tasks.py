@@ -187,7 +187,8 @@ def test_a_closing_phrase_title_is_a_task_when_its_issue_reports_a_bug(
         pytest.param(
             ("help wanted",),
             "It would be nice to chain calls.",
-            "the linked issue #7 shows no bug label, bug-report template or traceback",
+            "the linked issue #7 shows no bug label, bug-report template, traceback or failure "
+            "in its title",
             id="no evidence",
         ),
     ],

@@ -13,7 +13,10 @@ The issue decides. Evidence is read in this order, and the first that speaks dec
    problem?", ...) admits it, a feature request's ("Is your feature request related to a
    problem?", "Describe the solution you'd like") leaves it out. Template lines count
    inside code blocks too, where issues moved from another tracker keep their text;
-3. **a traceback** or an exception line (`ValueError: ...`) in its text admits it.
+3. **a traceback** or an exception line (`ValueError: ...`) in its text admits it;
+4. **its title reporting a failure** ("Query splitting failure case", "Incorrect
+   splitting of stored procedure", "Split not working with IF keywords") admits it: the
+   reporter's title names the symptom.
 
 An issue with none of these is not taken for a bug: guessing would admit features.
 """
@@ -62,6 +65,13 @@ _FEATURE_TEMPLATE = re.compile(
     |feature\ (?:request|description))\b""",
     re.IGNORECASE | re.VERBOSE,
 )
+_FAILURE_TITLE = re.compile(
+    r"""(?<![\w-])(?:bugs?|crash(?:es|ed|ing)?|broken|incorrect(?:ly)?|wrong(?:ly)?
+    |regressions?|fail(?:s|ed|ing|ure|ures)?|(?:does\ not|doesn['’]?t|do\ not|don['’]?t
+    |is\ not|isn['’]?t|not)\ work(?:ing)?|misbehav\w*)(?!\w)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+"""A word of failure in an issue's title, as its reporter saw the symptom."""
 _TRACEBACK = re.compile(r"^[ \t>]*Traceback \(most recent call last\):", re.MULTILINE)
 _EXCEPTION_LINE = re.compile(
     r"^[ \t>]*(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?::[ \t]|[ \t]*$)", re.MULTILINE
@@ -120,4 +130,8 @@ def bug_evidence(issue: GitHubIssue) -> BugEvidence:
             return BugEvidence(False, "is written on a feature-request template")
     if _TRACEBACK.search(body) or _EXCEPTION_LINE.search(body):
         return BugEvidence(True, "shows a traceback")
-    return BugEvidence(False, "shows no bug label, bug-report template or traceback")
+    if match := _FAILURE_TITLE.search(issue.title):
+        return BugEvidence(True, f"has a title that reports a failure ({match.group(0)!r})")
+    return BugEvidence(
+        False, "shows no bug label, bug-report template, traceback or failure in its title"
+    )

@@ -296,17 +296,26 @@ _IN_THE_FIXERS_WORDS = re.compile(
     + _ING
     + r""")\b
     | \bwe\s+now\b
+    | \b(?:is|are)\s+now\b
+    | \bnow\s+(?:also\s+)?(?:raise|return|stop|accept|reject|handle|keep|use|emit|render
+        |parse|work|skip|check|guard|route|clear)s?\b
     | \b(?:the|this|my|our)\s+(?:same\s+|proposed\s+|new\s+)?
         (?:fix|patch|change|pr|pull\s+request)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
 """Anywhere in a sentence of a change's author: the writer doing a change ("so I merge
-its contents there"), or the change named ("so the fix belongs in `as_string`")."""
+its contents there"), the code's behaviour after it ("keys ... now raise `ParseError`",
+"parsing is now a loop"), or the change named ("so the fix belongs in `as_string`")."""
 
 _SENTENCE_END = re.compile(r"""[.!?]["')\]`*_]*\s+|\n(?=[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t])""")
-_CLOSING_ONLY = re.compile(
-    _OPENER + r"(?:" + CLOSING_PHRASE.pattern + r")[\s.;,!]*$", re.IGNORECASE | re.VERBOSE
+_CLOSING_LED = re.compile(
+    _OPENER + r"(?:" + CLOSING_PHRASE.pattern + r")(?P<rest>.*)$",
+    re.IGNORECASE | re.VERBOSE | re.DOTALL,
 )
+"""A sentence led by a closing reference: "Fixes #459.", "Fixes #459 (picking this up
+since #468 went stale).". One that goes on to say how ("Fixes #12 by ...") is about the
+change."""
+_HOW = re.compile(r"\b(?:by|using|via|through|with)\b", re.IGNORECASE)
 
 
 def _sentences(paragraph: str) -> list[tuple[int, int]]:
@@ -346,7 +355,8 @@ def _change_cut(paragraph: str, writer: Writer) -> _Cut:
     spans = _sentences(paragraph)
     for index, (start, end) in enumerate(spans):
         sentence = paragraph[start:end]
-        if _CLOSING_ONLY.match(sentence):
+        led = _CLOSING_LED.match(sentence)
+        if led is not None and not _HOW.search(led["rest"]):
             references += 1
         elif _about_the_change(sentence, writer):
             return _Cut("".join(kept).rstrip(), len(spans) - index, references)
