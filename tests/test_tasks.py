@@ -263,10 +263,7 @@ def test_a_merge_of_a_branch_without_a_pull_request_is_not_a_fix(repo: GitRepo) 
     repo.git("switch", "--quiet", "main")
     repo.git("merge", "--quiet", "--no-ff", "-m", "Merge branch 'hotfix'", "hotfix")
     item = left_out(mined(repo), repo.head())
-    assert (item.reason, item.detail) == (
-        Reason.NOT_A_FIX,
-        "a merge whose message names only a branch",
-    )
+    assert (item.reason, item.title) == (Reason.NOT_A_FIX, "Merge branch 'hotfix'")
 
 
 # --- what the agents are told: a pull request's text cut to the problem -------------------

@@ -559,13 +559,13 @@ def _judge(
     merge = len(record.parents) > 1
     title, body, pull = split_message(record.message, merge=merge)
 
-    def left_out(reason: Reason, detail: str | None = None) -> Exclusion:
-        return Exclusion(commit=record.sha, title=title, reason=reason, detail=detail)
+    def left_out(reason: Reason) -> Exclusion:
+        return Exclusion(commit=record.sha, title=title, reason=reason)
 
     confirm: LinkedIssue | PullTitle | None = None
     if merge and is_merge_subject(title):
         if pull is None:
-            return left_out(Reason.NOT_A_FIX, "a merge whose message names only a branch")
+            return left_out(Reason.NOT_A_FIX)  # a branch name is no title to judge
         confirm = PullTitle(pull)
     elif not is_fix_title(title):
         linked = closing_reference(title)
