@@ -89,6 +89,7 @@ class FakeGitHub:
         *,
         pull: bool = False,
         state: str = "open",
+        labels: tuple[str, ...] = ("bug",),
     ) -> dict[str, Any]:
         """Serve an issue (or, with `pull`, a pull request) shaped like GitHub's."""
         kind = "pull" if pull else "issues"
@@ -100,7 +101,7 @@ class FakeGitHub:
             "body": body,
             "state": state,
             "user": {"login": "someone"},
-            "labels": [{"name": "bug", "color": "d73a4a"}],
+            "labels": [{"name": name, "color": "d73a4a"} for name in labels],
             "comments": 0,
         }
         if pull:
@@ -119,6 +120,11 @@ class FakeGitHub:
         """Answer `path` (after the prefix) with exactly this, whatever is configured."""
         with self._lock:
             self._replies[path] = Reply(status, body, headers or {})
+
+    def forget_reply(self, path: str) -> None:
+        """Answer `path` as configured again, after a `reply` for it."""
+        with self._lock:
+            self._replies.pop(path, None)
 
     def rate_limit_after(
         self,

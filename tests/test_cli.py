@@ -86,12 +86,15 @@ def test_tasks_json_is_exactly_the_documented_object(project: GitRepo, tmp_path:
     assert set(task) == {
         "id", "issue", "title", "fix_commit", "base_commit", "date",
         "source_files", "test_files", "added_tests", "statement",
+        "statement_source", "statement_note", "statement_missing",
     }  # fmt: skip
+    assert task["statement_source"] == {"kind": "issue", "number": 3, "repo": None, "cut": []}
     assert task["issue"] == 3
     assert task["added_tests"] == ["test_empty"]
     assert task["base_commit"] == project.head("HEAD~2")
     assert task["statement"].startswith("# mean() crashes on []")
     assert [item["reason"] for item in data["excluded"]] == ["not-a-fix", "not-a-fix"]
+    assert set(data["excluded"][0]) == {"commit", "title", "reason", "detail"}
 
 
 def test_tasks_shows_the_table_the_funnel_and_one_task(project: GitRepo, tmp_path: Path) -> None:

@@ -40,8 +40,8 @@ from bugbout_tui.engine.bout import RUNNABLE_STAGES, Bout
 from bugbout_tui.engine.mining import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.workcopy import WorkingCopy, harvest, prepare_working_copy
+from bugbout_tui.stages.problem_text import cut_to_problem
 from bugbout_tui.stages.prompts import Role, render_prompt
-from bugbout_tui.stages.statement import clean_statement
 
 TEST_COMMAND = f"PYTHONPATH=src:. {sys.executable} -m pytest -p no:cacheprovider tests"
 QUIET = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": "src"}
@@ -91,7 +91,8 @@ def test_the_history_is_mined_into_the_six_bugs_and_a_full_funnel(taskset: TaskS
     assert [t.id for t in taskset.tasks] == [f"invoicekit-{b.report.number}" for b in BUGS]
     assert taskset.examined == 19
     assert Counter(e.reason for e in taskset.excluded) == {
-        Reason.NOT_A_FIX: 9,
+        Reason.NOT_A_FIX: 8,
+        Reason.NOT_A_BUG: 1,
         Reason.NO_SOURCE_CHANGE: 1,
         Reason.TOO_MANY_SOURCE_FILES: 1,
         Reason.NO_TEST_ADDED: 1,
@@ -102,7 +103,7 @@ def test_the_history_is_mined_into_the_six_bugs_and_a_full_funnel(taskset: TaskS
         assert task.test_files == [bug.test_module]
         assert task.added_tests == [added_test(bug)]
         assert task.source_files == sorted({edit.path for edit in bug.fix})
-        assert task.statement == clean_statement(bug.report.title, bug.report.body)
+        assert task.statement == cut_to_problem(bug.report.title, bug.report.body).text
     # a squash commit naming its pull request is led to the issue the PR closes
     thousands = task_of(taskset, BY_TOPIC["thousands"])
     assert (thousands.reference.number, thousands.issue) == (16, 15)
@@ -110,8 +111,13 @@ def test_the_history_is_mined_into_the_six_bugs_and_a_full_funnel(taskset: TaskS
     assert task_of(taskset, BY_TOPIC["slug_accents"]).title == (
         "Fix slugs of customer names with accents"
     )
-    # a feature that closes an issue is not a fix
-    assert any(e.reason == Reason.NOT_A_FIX and "(fixes #8)" in e.title for e in taskset.excluded)
+    # a feature that closes an issue is left out by that issue, which reports no bug
+    (feature,) = [e for e in taskset.excluded if "(fixes #8)" in e.title]
+    assert feature.reason == Reason.NOT_A_BUG
+    assert feature.detail == (
+        "the linked issue #8 shows no bug label, bug-report template, traceback or failure "
+        "in its title"
+    )
 
 
 def test_the_suite_passes_at_head(demo: DemoProject) -> None:
@@ -171,12 +177,12 @@ def test_the_issues_file_holds_every_referenced_issue(demo: DemoProject) -> None
 
 def test_each_playbook_recognises_its_own_report_and_no_other() -> None:
     for bug, book in zip(BUGS, PLAYBOOKS, strict=True):
-        text = clean_statement(bug.report.title, bug.report.body)
+        text = cut_to_problem(bug.report.title, bug.report.body).text
         assert [b.topic for b in PLAYBOOKS if b.matches(text)] == [bug.topic]
         assert book.topic == bug.topic
     for issue in OTHER_ISSUES:
         if not issue.pull_request:  # a pull request describes the bug it fixes
-            assert recognise(clean_statement(issue.title, issue.body)) is None
+            assert recognise(cut_to_problem(issue.title, issue.body).text) is None
 
 
 def test_the_agent_knows_only_the_playbooks() -> None:

@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 from bugbout_tui.core.errors import UsageError
-from bugbout_tui.core.models import IssueRef
+from bugbout_tui.core.models import IssueRef, StatementSource
 from bugbout_tui.infra.github import (
     BadCredentials,
     GitHubClient,
     Unreachable,
+    local_time,
     resolve_credentials,
 )
 from bugbout_tui.stages.statement import GitHubIssues, issue_source_from_settings
@@ -67,7 +68,7 @@ def _source(server: FakeGitHub, cache: Path, token: str | None = None) -> GitHub
 
 def _reset_epoch(minutes: int = 30) -> tuple[int, str]:
     reset = int(time.time()) + minutes * 60
-    return reset, datetime.fromtimestamp(reset).strftime("%H:%M")
+    return reset, local_time(datetime.fromtimestamp(reset).astimezone())
 
 
 def test_issue_is_read_with_github_headers(
@@ -121,13 +122,28 @@ def test_pull_request_yields_the_issue_it_closes_and_is_cached(
 def test_pull_request_without_closing_reference_uses_its_own_cleaned_text(
     github_env: GitHubEnv, github_server: FakeGitHub, cache: Path
 ) -> None:
+    body = "`total([])` raises ZeroDivisionError. " + PR_BODY.replace("Fixes #5", "")
+    github_server.add_issue(REPO, 9, "Handle empty lists", body, pull=True)
+    lookup = _source(github_server, cache).fetch(IssueRef(number=9))
+    assert (lookup.issue, lookup.via_pull) == (9, None)
+    assert lookup.statement == "`total([])` raises ZeroDivisionError."
+    assert lookup.note == "pull request #9 names no issue it closes; its own text is used"
+    assert lookup.source == StatementSource(
+        kind="pull",
+        number=9,
+        cut=["the title", 'section "implementation"', "1 sentence about the change"],
+    )
+
+
+def test_pull_request_whose_text_is_all_change_gives_no_statement(
+    github_env: GitHubEnv, github_server: FakeGitHub, cache: Path
+) -> None:
     github_server.add_issue(
         REPO, 9, "Handle empty lists", PR_BODY.replace("Fixes #5", ""), pull=True
     )
     lookup = _source(github_server, cache).fetch(IssueRef(number=9))
-    assert (lookup.issue, lookup.via_pull) == (9, None)
-    assert lookup.statement == "# Handle empty lists\n\nHandle empty lists in `total`."
-    assert lookup.note == "pull request #9 names no issue it closes; its own text is used"
+    assert lookup.statement is None and lookup.no_problem and not lookup.retry
+    assert lookup.missing == "the text of pull request #9 describes only the change made"
 
 
 def test_not_found_is_cached(github_env: GitHubEnv, github_server: FakeGitHub, cache: Path) -> None:

@@ -12,7 +12,7 @@ from gitrepo import GitRepo
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.models import IssueRef, Reason
 from bugbout_tui.infra.git import EmptyRepositoryError
-from bugbout_tui.stages.mine import Candidate, MiningResult, mine
+from bugbout_tui.stages.mine import Candidate, LinkedIssue, MiningResult, mine
 
 CORE = "def parse(text):\n    return text.split()\n"
 TESTS = (
@@ -111,9 +111,17 @@ def test_every_change_is_examined_once_newest_first(git_repo: GitRepo) -> None:
     assert result.examined == 4 == len(result.candidates) + len(result.excluded)
 
 
-def test_feature_is_not_a_fix(git_repo: GitRepo) -> None:
+def test_fix_word_only_in_a_closing_phrase_waits_for_its_issue(git_repo: GitRepo) -> None:
     _project(git_repo)
     sha = _fix(git_repo, "Add pre-commit hook support (fixes #537)")
+    (candidate,) = _mine(git_repo).candidates
+    assert candidate.commit == sha
+    assert candidate.confirm == LinkedIssue(IssueRef(number=537))
+
+
+def test_feature_is_not_a_fix(git_repo: GitRepo) -> None:
+    _project(git_repo)
+    sha = _fix(git_repo, "Add pre-commit hook support (#537)")
     assert _reason(_mine(git_repo), sha) is Reason.NOT_A_FIX
 
 

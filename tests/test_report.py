@@ -469,10 +469,13 @@ def test_funnel(report: Report) -> None:
     assert (funnel.examined, funnel.kept, funnel.scored) == (10, 4, 3)
     assert [(item.reason.value, item.count) for item in funnel.excluded] == [
         ("not-a-fix", 3),
+        ("not-a-bug", 0),
+        ("issue-unreadable", 0),
         ("no-issue", 2),
         ("too-many-source-files", 0),
         ("no-source-change", 0),
         ("no-test-added", 0),
+        ("no-problem-text", 0),
         ("duplicate-issue", 1),
         ("before-since", 0),
         ("over-limit", 0),

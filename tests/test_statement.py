@@ -8,14 +8,13 @@ from pathlib import Path
 import pytest
 
 from bugbout_tui.core.errors import UsageError
-from bugbout_tui.core.models import IssueRef
+from bugbout_tui.core.models import IssueRef, StatementSource
+from bugbout_tui.stages.problem_text import cut_to_problem, is_fix_section
 from bugbout_tui.stages.statement import (
     IssueLookup,
     IssuesFile,
     NoIssueSource,
-    clean_statement,
     closing_references,
-    is_fix_section,
     issue_source_from_settings,
 )
 
@@ -214,7 +213,7 @@ CASES = [
 
 @pytest.mark.parametrize(("title", "body", "expected"), CASES)
 def test_clean_statement(title: str, body: str | None, expected: str) -> None:
-    assert clean_statement(title, body) == expected
+    assert cut_to_problem(title, body).text == expected
 
 
 @pytest.mark.parametrize(
@@ -324,13 +323,14 @@ def test_issues_file_resolves_a_pull_request_to_its_issue(tmp_path: Path) -> Non
     )
     source = IssuesFile(path)
     assert source.describe() == f"issues file {path}"
-    assert source.fetch(IssueRef(number=5)) == IssueLookup(
-        IssueRef(number=5),
+    issue = source.fetch(IssueRef(number=5))
+    assert (issue.issue, issue.title, issue.statement, issue.missing) == (
         5,
         "Crash on empty input",
         "# Crash on empty input\n\nIt crashes.",
         None,
     )
+    assert issue.source == StatementSource(kind="issue", number=5)
     pull = source.fetch(IssueRef(number=9, kind="pull"))
     assert (pull.issue, pull.via_pull, pull.statement) == (
         5,
@@ -338,7 +338,9 @@ def test_issues_file_resolves_a_pull_request_to_its_issue(tmp_path: Path) -> Non
         "# Crash on empty input\n\nIt crashes.",
     )
     own = source.fetch(IssueRef(number=10))
-    assert (own.issue, own.via_pull, own.statement) == (10, None, "# Tidy up\n\nJust tidying.")
+    # a pull request's title names the change, so only its body is the statement
+    assert (own.issue, own.via_pull, own.statement) == (10, None, "Just tidying.")
+    assert own.source == StatementSource(kind="pull", number=10, cut=["the title"])
     assert own.note == "pull request #10 names no issue it closes; its own text is used"
     missing = source.fetch(IssueRef(number=77))
     assert missing.statement is None
@@ -360,7 +362,10 @@ def test_issues_file_pull_request_closing_several_and_unknown_issues(tmp_path: P
     assert (both.issue, both.via_pull, both.statement) == (1, 3, "# First bug")
     assert both.note == "pull request #3 closes #1, #2; the first, #1, is used"
     ghost = source.fetch(IssueRef(number=4))
-    assert (ghost.issue, ghost.via_pull, ghost.statement) == (4, None, "# Ghost\n\nCloses #404")
+    # its own text is used, and a closing reference is no description of a problem
+    assert (ghost.issue, ghost.via_pull, ghost.statement) == (4, None, None)
+    assert ghost.no_problem and not ghost.retry
+    assert ghost.missing == "the text of pull request #4 describes only the change made"
     assert ghost.note is not None and "#404" in ghost.note
 
 
@@ -427,3 +432,117 @@ def test_source_from_settings(tmp_path: Path) -> None:
 def test_lookup_has_statement_or_reason() -> None:
     with pytest.raises(ValueError, match="either"):
         IssueLookup(IssueRef(number=1), None, None, None, None)
+
+
+# --- sentences about the change -------------------------------------------------------------
+
+REPORTER_CASES = [
+    pytest.param(
+        "I changed my config to use tabs and now parsing fails. The fix is to accept tabs.",
+        "I changed my config to use tabs and now parsing fails.",
+        ("1 sentence about the change",),
+        id="a reporter's own doings stay; a sentence whose subject is the fix goes",
+    ),
+    pytest.param(
+        "Parsing fails on tabs.\n\nFixes #12.",
+        "Parsing fails on tabs.",
+        ("1 closing reference",),
+        id="a closing reference alone is no problem text",
+    ),
+    pytest.param(
+        "Parsing fails on tabs. I fixed it locally by stripping them first.",
+        "Parsing fails on tabs.",
+        ("1 sentence about the change",),
+        id="the reporter says they fixed it",
+    ),
+    pytest.param(
+        "Parsing fails on tabs.\n\nThe change in 2.0 broke it.",
+        "Parsing fails on tabs.\n\nThe change in 2.0 broke it.",
+        (),
+        id="in an issue, 'the change' that caused a regression is problem text",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "kept", "cut"), REPORTER_CASES)
+def test_an_issue_is_cut_to_its_problem(body: str, kept: str, cut: tuple[str, ...]) -> None:
+    problem = cut_to_problem("Tabs", body)
+    assert problem.text == "# Tabs\n\n" + kept
+    assert problem.cut == cut
+
+
+FIXER_CASES = [
+    pytest.param(
+        "Parsing fails on tabs. I changed the lexer to accept them. It also strips them.\n\n"
+        "More prose about the change.\n\n## Versions\n\n1.0",
+        "Parsing fails on tabs.\n\n## Versions\n\n1.0",
+        ("3 sentences about the change",),
+        id="first person: cut to the paragraph's end, and the section's prose after it",
+    ),
+    pytest.param(
+        "Parsing fails on tabs.\n\nWe now accept them.\n\n- Added a regression test\n"
+        "- Route tabs into the lexer",
+        "Parsing fails on tabs.",
+        ("3 sentences about the change",),
+        id="'we now', and list items led by verbs of change",
+    ),
+    pytest.param(
+        "A header naming an array refers to its last element, so I merge its contents there.",
+        "",
+        ("1 sentence about the change",),
+        id="first person with a verb of change in mid-sentence",
+    ),
+    pytest.param(
+        "Parsing fails on tabs.\n\n**Root cause:** the lexer skips them.\n\n"
+        "**Fix:** the lexer now keeps them:\n\n```python\nkeep(tab)\n```\n\nwhich parses.\n\n"
+        "Fix: strip them.",
+        "Parsing fails on tabs.",
+        (
+            'section "root cause"',
+            'section "fix"',
+            "1 sentence about the change",
+            "1 code block about the change",
+        ),
+        id="labelled paragraphs, the code they introduce and the sentence going on after it",
+    ),
+    pytest.param(
+        "Parsing fails on tabs.\n\nThis moves the check into the lexer.\n\n"
+        "```python\nparse('\\t')\n```",
+        "Parsing fails on tabs.\n\n```python\nparse('\\t')\n```",
+        ("1 sentence about the change",),
+        id="a code block the cut text does not introduce stays",
+    ),
+    pytest.param(
+        "Fixes #459 (picking up a stale attempt).\n\nDeep nesting crashes the parser. "
+        "Deeper values now raise `ParseError`. Key parsing is now a loop.",
+        "Deep nesting crashes the parser.",
+        ("2 sentences about the change", "1 closing reference"),
+        id="a sentence led by a closing reference is dropped; behaviour 'now' is the change",
+    ),
+    pytest.param(
+        "Fixes #12 by stripping tabs first.\n\nMore about it.",
+        "",
+        ("2 sentences about the change",),
+        id="a closing reference that says how is about the change",
+    ),
+    pytest.param(
+        "Parsing fails on tabs.\n\nSigned-off-by: A <a@example.com>\nChange-Id: I12",
+        "Parsing fails on tabs.",
+        (),
+        id="git trailers",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "kept", "cut"), FIXER_CASES)
+def test_a_pull_request_is_cut_to_its_problem(body: str, kept: str, cut: tuple[str, ...]) -> None:
+    problem = cut_to_problem("Accept tabs in the lexer", body, writer="fixer")
+    assert problem.text == kept
+    assert problem.cut == ("the title", *cut)
+    assert problem.body_left == bool(kept)
+
+
+def test_an_issue_keeps_its_title_when_nothing_of_its_body_is_left() -> None:
+    problem = cut_to_problem("Crash on tabs", "**Solution:** strip them.")
+    assert (problem.text, problem.body_left) == ("# Crash on tabs", False)
+    assert problem.cut == ('section "solution"',)

@@ -25,10 +25,13 @@ from bugbout_tui.stages.prompts import Role, render_prompt
 
 REASON_TEXT = {
     Reason.NOT_A_FIX: "the title does not read like a bug fix",
+    Reason.NOT_A_BUG: "its title names only the issue it closes, and that issue is no bug",
+    Reason.ISSUE_UNREADABLE: "being a fix rests on an issue that could not be read",
     Reason.NO_ISSUE: "names no issue or pull request",
     Reason.TOO_MANY_SOURCE_FILES: "touches more source files than max-source-files",
     Reason.NO_SOURCE_CHANGE: "changes no Python file in the package",
     Reason.NO_TEST_ADDED: "adds no test function",
+    Reason.NO_PROBLEM_TEXT: "its text describes only the change made",
     Reason.DUPLICATE_ISSUE: "a newer change fixed the same issue",
     Reason.BEFORE_SINCE: "older than [tasks] since",
     Reason.OVER_LIMIT: "beyond [tasks] limit",
@@ -65,12 +68,16 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             taskset = mine_tasks(project, refresh=args.refresh)
         else:
-            with stderr.status("mining history…") as status:
+            with stderr.status(Text("mining history…")) as status:
                 taskset = mine_tasks(
                     project,
                     refresh=args.refresh,
-                    on_lookup=lambda done, total: status.update(f"reading issues… {done}/{total}"),
+                    on_lookup=lambda done, total: status.update(
+                        Text(f"reading issues… {done}/{total}")
+                    ),
                 )
+    for line in retry_lines(taskset):
+        stderr.print(Text(line, style="yellow"), soft_wrap=True)
     oracles = project.store.read(project.store.oracles_path, OracleSet) or OracleSet()
     if args.show_prompt:
         if not args.task:
@@ -90,7 +97,27 @@ def run(args: argparse.Namespace) -> int:
     else:
         stdout.print(tasks_table(taskset, project.config, oracles))
         stdout.print(funnel_table(taskset))
+        decided = decided_table(taskset)
+        if decided is not None:
+            stdout.print(decided)
     return 0
+
+
+def retry_lines(taskset: TaskSet) -> list[str]:
+    """What the user should know about lookups asked again, or still to ask again."""
+    lines = []
+    unread = taskset.unread()
+    if taskset.retried:
+        lines.append(
+            f"asked again for {taskset.retried} issue lookups the last mining could not "
+            f"read; {unread} still unread"
+        )
+    if unread:
+        lines.append(
+            f"{unread} issue lookups failed for a reason that may pass (network, rate limit, "
+            "server error); the next `bugbout tasks` or `bugbout run` asks again"
+        )
+    return lines
 
 
 async def prompt_for(project: Project, task: Task, role: Role) -> str:
@@ -137,6 +164,11 @@ def task_json(task: Task, oracle: Oracle | None = None) -> dict[str, Any]:
         "test_files": task.test_files,
         "added_tests": task.added_tests,
         "statement": task.statement,
+        "statement_source": (
+            task.statement_source.model_dump() if task.statement_source is not None else None
+        ),
+        "statement_note": task.statement_note,
+        "statement_missing": task.statement_missing,
     }
     if oracle is not None:
         shown["oracle"] = oracle.model_dump()
@@ -148,7 +180,12 @@ def taskset_json(taskset: TaskSet, oracles: OracleSet) -> dict[str, Any]:
         "examined": taskset.examined,
         "tasks": [task_json(task, oracles.oracles.get(task.id)) for task in taskset.tasks],
         "excluded": [
-            {"commit": item.commit, "title": item.title, "reason": item.reason.value}
+            {
+                "commit": item.commit,
+                "title": item.title,
+                "reason": item.reason.value,
+                "detail": item.detail,
+            }
             for item in taskset.excluded
         ],
     }
@@ -178,49 +215,72 @@ def oracle_text(oracle: Oracle | None) -> Text:
 
 def tasks_table(taskset: TaskSet, config: Config, oracles: OracleSet) -> Table:
     table = Table(
-        title=f"{len(taskset.tasks)} tasks from {taskset.examined} changes examined",
-        caption=f"issue text from {taskset.issue_source}",
+        title=Text(f"{len(taskset.tasks)} tasks from {taskset.examined} changes examined"),
+        caption=Text(f"issue text from {taskset.issue_source}"),
         title_justify="left",
         caption_justify="left",
     )
-    table.add_column("id", style="bold", no_wrap=True)
-    table.add_column("issue", justify="right")
-    table.add_column("title", ratio=3)
-    table.add_column("fix", no_wrap=True, style="cyan")
-    table.add_column("files", no_wrap=True)
-    table.add_column("tests added", justify="right")
-    table.add_column("issue text", ratio=2)
-    table.add_column("ground truth", ratio=2)
-    table.add_column("status", no_wrap=True)
+    table.add_column(Text("id"), style="bold", no_wrap=True)
+    table.add_column(Text("issue"), justify="right")
+    table.add_column(Text("title"), ratio=3)
+    table.add_column(Text("fix"), no_wrap=True, style="cyan")
+    table.add_column(Text("files"), no_wrap=True)
+    table.add_column(Text("tests added"), justify="right")
+    table.add_column(Text("issue text"), ratio=2)
+    table.add_column(Text("ground truth"), ratio=2)
+    table.add_column(Text("status"), no_wrap=True)
     for task in taskset.tasks:
-        statement = (
-            Text("ok", style="green")
-            if task.statement
-            else Text(f"missing: {task.statement_missing}", style="yellow")
-        )
         table.add_row(
-            task.id,
-            f"#{task.issue}",
+            Text(task.id),
+            Text(f"#{task.issue}"),
             Text(task.title),
-            task.fix_commit[:9],
-            f"{len(task.source_files)} src, {len(task.test_files)} test",
-            str(len(task.added_tests)),
-            statement,
+            Text(task.fix_commit[:9]),
+            Text(f"{len(task.source_files)} src, {len(task.test_files)} test"),
+            Text(str(len(task.added_tests))),
+            statement_text(task),
             oracle_text(oracles.oracles.get(task.id)),
             status_of(task, config),
         )
     return table
 
 
+def statement_text(task: Task) -> Text:
+    """The issue-text cell: where the text came from, or why there is none."""
+    if task.statement_source is not None:
+        cut = " (cut)" if task.statement_source.cut else ""
+        return Text(f"{task.statement_source.describe()}{cut}", style="green")
+    if task.statement:
+        return Text("ok", style="green")
+    return Text(f"missing: {task.statement_missing}", style="yellow")
+
+
 def funnel_table(taskset: TaskSet) -> Table:
-    table = Table(title="left out", title_justify="left")
-    table.add_column("reason", style="bold")
-    table.add_column("changes", justify="right")
-    table.add_column("meaning", style="dim")
+    table = Table(title=Text("left out"), title_justify="left")
+    table.add_column(Text("reason"), style="bold")
+    table.add_column(Text("changes"), justify="right")
+    table.add_column(Text("meaning"), style="dim")
     for reason, count in taskset.funnel().items():
         if count:
-            table.add_row(reason, str(count), REASON_TEXT[Reason(reason)])
-    table.add_row("kept as tasks", str(len(taskset.tasks)), "", style="green")
+            table.add_row(Text(reason), Text(str(count)), Text(REASON_TEXT[Reason(reason)]))
+    table.add_row(Text("kept as tasks"), Text(str(len(taskset.tasks))), Text(""), style="green")
+    return table
+
+
+def decided_table(taskset: TaskSet) -> Table | None:
+    """The changes whose reason an issue or pull request gave, each with its particulars."""
+    rows = [item for item in taskset.excluded if item.detail is not None]
+    if not rows:
+        return None
+    table = Table(title=Text("left out, and why in particular"), title_justify="left")
+    table.add_column(Text("fix"), no_wrap=True, style="cyan")
+    table.add_column(Text("title"), ratio=2)
+    table.add_column(Text("reason"), style="bold", no_wrap=True)
+    table.add_column(Text("why"), ratio=3)
+    for item in rows:
+        why = item.detail or ""
+        if item.retry:
+            why += " (asked again next run)"
+        table.add_row(Text(item.commit[:9]), Text(item.title), Text(item.reason.value), Text(why))
     return table
 
 
@@ -228,18 +288,21 @@ def task_panel(task: Task, config: Config, oracle: Oracle | None) -> Panel:
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")
     facts.add_column()
-    facts.add_row(
-        "issue",
-        f"#{task.issue}"
-        + (f" (named as #{task.reference.number})" if task.reference.number != task.issue else ""),
-    )
-    facts.add_row("fix", f"{task.fix_commit}  {task.date:%Y-%m-%d}")
-    facts.add_row("base", task.base_commit)
-    facts.add_row("source files", Text(", ".join(task.source_files)))
-    facts.add_row("test files", Text(", ".join(task.test_files)))
-    facts.add_row("tests added", Text(", ".join(task.added_tests)))
-    facts.add_row("status", status_of(task, config))
-    facts.add_row("ground truth", oracle_text(oracle))
+    named = f" (named as #{task.reference.number})" if task.reference.number != task.issue else ""
+    facts.add_row(Text("issue"), Text(f"#{task.issue}{named}"))
+    if task.statement_source is not None:
+        facts.add_row(Text("text from"), Text(task.statement_source.describe()))
+        cut = task.statement_source.cut
+        facts.add_row(Text("cut"), Text(", ".join(cut) if cut else "nothing"))
+    if task.statement_note:
+        facts.add_row(Text("note"), Text(task.statement_note))
+    facts.add_row(Text("fix"), Text(f"{task.fix_commit}  {task.date:%Y-%m-%d}"))
+    facts.add_row(Text("base"), Text(task.base_commit))
+    facts.add_row(Text("source files"), Text(", ".join(task.source_files)))
+    facts.add_row(Text("test files"), Text(", ".join(task.test_files)))
+    facts.add_row(Text("tests added"), Text(", ".join(task.added_tests)))
+    facts.add_row(Text("status"), status_of(task, config))
+    facts.add_row(Text("ground truth"), oracle_text(oracle))
     if oracle is not None:
         for label, tests in (
             ("fail→pass", oracle.fail_to_pass),
@@ -247,7 +310,7 @@ def task_panel(task: Task, config: Config, oracle: Oracle | None) -> Panel:
             ("unstable", oracle.unstable),
         ):
             if tests:
-                facts.add_row(label, Text("\n".join(tests)))
+                facts.add_row(Text(label), Text("\n".join(tests)))
     statement = (
         Text(task.statement)
         if task.statement

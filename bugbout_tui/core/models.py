@@ -29,10 +29,16 @@ class Reason(StrEnum):
     """Why an examined change did not become a task. The vocabulary is fixed."""
 
     NOT_A_FIX = "not-a-fix"
+    NOT_A_BUG = "not-a-bug"
+    """Its title names an issue it closes and no fix: that issue shows no bug."""
+    ISSUE_UNREADABLE = "issue-unreadable"
+    """Whether it is a fix rests on an issue or pull request that could not be read."""
     NO_ISSUE = "no-issue"
     TOO_MANY_SOURCE_FILES = "too-many-source-files"
     NO_SOURCE_CHANGE = "no-source-change"
     NO_TEST_ADDED = "no-test-added"
+    NO_PROBLEM_TEXT = "no-problem-text"
+    """The text read for it describes only the change made, nothing of the problem."""
     DUPLICATE_ISSUE = "duplicate-issue"
     BEFORE_SINCE = "before-since"
     OVER_LIMIT = "over-limit"
@@ -59,6 +65,29 @@ class Exclusion(BaseModel):
     commit: str
     title: str
     reason: Reason
+    detail: str | None = None
+    """The particulars of a reason decided by an issue (`the linked issue #12 is
+    labelled 'enhancement'`); None for the reasons that need none."""
+    retry: bool = False
+    """Decided by a lookup that failed for a reason that may pass (network, rate limit,
+    server error): the next mining asks again."""
+
+
+class StatementSource(BaseModel):
+    """Where a task's statement was read, and what was cut from it before agents see it."""
+
+    kind: Literal["issue", "pull"]
+    number: int
+    repo: str | None = None
+    """`owner/name` when it is not the project's own repository."""
+    cut: list[str] = Field(default_factory=list)
+    """What was removed, shortly: `section "Root cause"`, `2 sentences about the change`,
+    `1 diff block`. Empty when the text was given as written."""
+
+    def describe(self) -> str:
+        """`pull request #550`, `issue other/repo#12`: how the CLI and the TUI name it."""
+        name = "pull request" if self.kind == "pull" else "issue"
+        return f"{name} {self.repo or ''}#{self.number}"
 
 
 class Task(BaseModel):
@@ -67,7 +96,8 @@ class Task(BaseModel):
     id: str
     """`<package>-<issue number>`: readable and stable across runs."""
     issue: int
-    """The issue whose text the agents are given (a PR's closed issue when resolved)."""
+    """The issue the task is numbered after: the one the change names, or the issue its
+    pull request closes. `statement_source` says whose text the agents are given."""
     reference: IssueRef
     """What the change itself named; may be the pull request rather than the issue."""
     title: str
@@ -87,6 +117,11 @@ class Task(BaseModel):
     """Why `statement` is None (offline, not found, rate limited, ...)."""
     statement_note: str | None = None
     """How the text was chosen when that took a decision (a PR's own text, several issues)."""
+    statement_source: StatementSource | None = None
+    """Where `statement` was read and what was cut from it; None without a statement."""
+    statement_retry: bool = False
+    """`statement_missing` is a failure that may pass (network, rate limit, server error):
+    the next mining asks again, where a definite answer (no such issue) is kept."""
 
 
 class TaskSet(Record):
@@ -102,6 +137,14 @@ class TaskSet(Record):
     examined: int
     tasks: list[Task] = Field(default_factory=list)
     excluded: list[Exclusion] = Field(default_factory=list)
+    retried: int = 0
+    """Lookups this mining asked again because the one before could not read them."""
+
+    def unread(self) -> int:
+        """Lookups that failed for a reason that may pass, which the next mining retries."""
+        return sum(task.statement_retry for task in self.tasks) + sum(
+            item.retry for item in self.excluded
+        )
 
     def funnel(self) -> dict[str, int]:
         """How many changes were left out for each reason, in vocabulary order."""

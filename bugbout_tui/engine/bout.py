@@ -236,7 +236,12 @@ class Bout:
 
     def _summary(self, stage: Stage) -> str:
         if stage == "mine" and self.taskset is not None:
-            return f"{len(self.taskset.tasks)} tasks from {self.taskset.examined} changes"
+            summary = f"{len(self.taskset.tasks)} tasks from {self.taskset.examined} changes"
+            if self.taskset.retried:
+                summary += f"; asked again for {self.taskset.retried} issue lookups that had failed"
+            if unread := self.taskset.unread():
+                summary += f"; {unread} still unread, asked again next run"
+            return summary
         if stage == "ground-truth" and self.oracles is not None:
             scored = sum(1 for o in self.oracles.oracles.values() if o.scored)
             return f"{scored} of {len(self.oracles.oracles)} tasks scored"

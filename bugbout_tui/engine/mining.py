@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 from bugbout_tui.core.models import TaskSet
 from bugbout_tui.engine.project import Project
@@ -15,9 +16,20 @@ from bugbout_tui.stages.statement import issue_source_from_settings
 from bugbout_tui.stages.tasks import build_taskset
 
 
+def _file_digest(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None  # the issue source reports it, with the file's name
+
+
 def mining_fingerprint(project: Project, github: str | None) -> str:
-    """Hash of every setting that changes what mining produces."""
+    """Hash of every setting that changes what mining produces, and of the issues
+    file's content: an edited file must be read again."""
     cfg = project.config
+    issues_file = project.dir / cfg.project.issues_file if cfg.project.issues_file else None
     settings = {
         "source": cfg.project.source,
         "tests": cfg.project.tests,
@@ -26,6 +38,7 @@ def mining_fingerprint(project: Project, github: str | None) -> str:
         "max_source_files": cfg.tasks.max_source_files,
         "github": github,
         "issues_file": str(cfg.project.issues_file) if cfg.project.issues_file else None,
+        "issues_file_digest": _file_digest(issues_file),
     }
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -39,7 +52,10 @@ def mine_tasks(
     """Mine the project's history, or return the stored tasks when still current.
 
     Stored tasks stay valid while the branch tip and the mining settings are unchanged,
-    so `bugbout tasks` answers at once on a second call.
+    so `bugbout tasks` answers at once on a second call; unless a lookup behind them
+    failed for a reason that may pass (offline, rate limit, server error): then mining
+    runs again, every answer already read comes from the cache, and the new task set's
+    `retried` says how many lookups were asked again.
     """
     cfg = project.config
     store = project.store
@@ -49,12 +65,9 @@ def mine_tasks(
     fingerprint = mining_fingerprint(project, github)
     stored = store.read(store.tasks_path, TaskSet)
     head = head_commit(repo, ref)
-    if (
-        not refresh
-        and stored is not None
-        and stored.head == head
-        and stored.fingerprint == fingerprint
-    ):
+    current = stored is not None and stored.fingerprint == fingerprint
+    retried = stored.unread() if stored is not None and current else 0
+    if stored is not None and current and not refresh and stored.head == head and not retried:
         return stored
     mined = mine(
         repo,
@@ -75,5 +88,6 @@ def mine_tasks(
         fingerprint=fingerprint,
         on_lookup=on_lookup,
     )
+    taskset.retried = retried
     store.write(store.tasks_path, taskset)
     return taskset

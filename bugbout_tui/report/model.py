@@ -35,10 +35,13 @@ STATUS_LABELS: dict[str, str] = {
 
 EXCLUSION_LABELS: dict[Reason, str] = {
     Reason.NOT_A_FIX: "title does not read like a fix",
+    Reason.NOT_A_BUG: "the issue its title closes is no bug",
+    Reason.ISSUE_UNREADABLE: "the issue deciding it could not be read",
     Reason.NO_ISSUE: "names no issue or pull request",
     Reason.TOO_MANY_SOURCE_FILES: "changes too many source files",
     Reason.NO_SOURCE_CHANGE: "changes no source file",
     Reason.NO_TEST_ADDED: "adds no test",
+    Reason.NO_PROBLEM_TEXT: "its text describes only the change made",
     Reason.DUPLICATE_ISSUE: "an older fix of an issue that already has a task",
     Reason.BEFORE_SINCE: "before the since date",
     Reason.OVER_LIMIT: "beyond the task limit",

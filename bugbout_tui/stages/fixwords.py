@@ -7,9 +7,11 @@ is a short list of words matched as whole words: `fix` must not fire inside `pre
 Two traps are handled explicitly:
 
 - a fix word inside a closing phrase only says which issue the change closes, not that
-  it is a fix: "Add pre-commit hook support (fixes #537)" is a feature. The exception is
-  a title that *starts* with the phrase ("Fix #12", "Fixed #45: empty input"): there the
-  author chose the verb for the whole change;
+  it is a fix: "Add pre-commit hook support (fixes #537)" is a feature, and "Keep
+  statistics visible when wrapped (fixes #519)" a bug fix. Such a title is not a fix by
+  itself; `closing_reference` names the issue that decides (see `evidence`). The
+  exception is a title that *starts* with the phrase ("Fix #12", "Fixed #45: empty
+  input"): there the author chose the verb for the whole change;
 - a revert of a fix ("Revert \"Fix crash\"") undoes a fix rather than making one.
 
 "resolve" and "close" are left out on purpose: outside closing phrases they mostly
@@ -20,7 +22,8 @@ from __future__ import annotations
 
 import re
 
-from bugbout_tui.stages.refs import CLOSING_PHRASE
+from bugbout_tui.core.models import IssueRef
+from bugbout_tui.stages.refs import CLOSING_PHRASE, references_in
 
 FIX_WORDS: tuple[str, ...] = (
     "fix",
@@ -75,3 +78,15 @@ def is_fix_title(title: str) -> bool:
         return match.group(0) if leads else " "
 
     return _FIX_WORD.search(CLOSING_PHRASE.sub(closing, title)) is not None
+
+
+def closing_reference(title: str) -> IssueRef | None:
+    """The first issue a closing phrase in `title` names ("... (fixes #519)", "Closes
+    #12"); None for a revert, which undoes whatever it names."""
+    if _REVERT.match(title):
+        return None
+    for phrase in CLOSING_PHRASE.finditer(title):
+        refs = references_in(phrase.group(0))
+        if refs:
+            return refs[0]
+    return None

@@ -15,6 +15,14 @@ The rules run in a fixed order, so each change left out has exactly one reason:
 before-since → not-a-fix → no-source-change → too-many-source-files → no-test-added →
 no-issue. Duplicate issues and the task limit are the caller's business: they need the
 pull request → issue resolution that only the issue source can do.
+
+Two kinds of change pass `not-a-fix` on condition, because their message alone cannot
+tell: a title whose only fix word is in a closing phrase ("... (fixes #519)"), decided by
+whether the issue it names reports a bug, and a pull request's merge whose message holds
+no title, only "Merge pull request #N from user/branch", decided by the pull request's
+own title. A branch name never decides: `fix/table-copy` held a feature just as well.
+The condition travels with the candidate (`Candidate.confirm`) for the issue source to
+settle, so only the changes that pass every other rule cost a lookup.
 """
 
 from __future__ import annotations
@@ -31,8 +39,23 @@ from pathlib import Path, PurePosixPath
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.models import Exclusion, IssueRef, Reason
 from bugbout_tui.infra.git import ensure_full_history, head_commit, stream_git
-from bugbout_tui.stages.fixwords import is_fix_title
+from bugbout_tui.stages.fixwords import closing_reference, is_fix_title
 from bugbout_tui.stages.refs import find_references
+
+
+@dataclass(frozen=True)
+class LinkedIssue:
+    """A title whose only fix word is in a closing phrase: the issue it names must be a bug."""
+
+    ref: IssueRef
+
+
+@dataclass(frozen=True)
+class PullTitle:
+    """A pull request's merge whose message has no title: the pull request's must read
+    like a fix."""
+
+    number: int
 
 
 @dataclass(frozen=True)
@@ -58,6 +81,9 @@ class Candidate:
     """Test functions added: `test_x` or `TestY::test_z`."""
     test_data_files: tuple[str, ...] = ()
     """Other files changed in test directories (fixtures, data) that the new tests may read."""
+    confirm: LinkedIssue | PullTitle | None = None
+    """What the issue source must confirm before this is a task; None when the title
+    alone reads like a fix."""
 
 
 @dataclass
@@ -442,6 +468,11 @@ _BITBUCKET_MERGE = re.compile(r"Merged in \S+ \(pull request #(\d+)\)")
 _BRANCH_MERGE = re.compile(r"Merge (?:remote-tracking )?branch ")
 
 
+def is_merge_subject(title: str) -> bool:
+    """Whether `title` is a merge commit's own subject, which names only a branch."""
+    return any(pattern.match(title) for pattern in (_GITHUB_MERGE, _BITBUCKET_MERGE, _BRANCH_MERGE))
+
+
 def split_message(message: str, *, merge: bool) -> tuple[str, str, int | None]:
     """A change's title, body, and the pull request a merge commit's subject names.
 
@@ -525,13 +556,22 @@ def _judge(
     record: _Record, reader: _LogReader, layout: Layout, max_source_files: int
 ) -> Candidate | Exclusion:
     """Apply the rules in their order; the first one that fails is the reason."""
-    title, body, pull = split_message(record.message, merge=len(record.parents) > 1)
+    merge = len(record.parents) > 1
+    title, body, pull = split_message(record.message, merge=merge)
 
     def left_out(reason: Reason) -> Exclusion:
         return Exclusion(commit=record.sha, title=title, reason=reason)
 
-    if not is_fix_title(title):
-        return left_out(Reason.NOT_A_FIX)
+    confirm: LinkedIssue | PullTitle | None = None
+    if merge and is_merge_subject(title):
+        if pull is None:
+            return left_out(Reason.NOT_A_FIX)  # a branch name is no title to judge
+        confirm = PullTitle(pull)
+    elif not is_fix_title(title):
+        linked = closing_reference(title)
+        if linked is None:
+            return left_out(Reason.NOT_A_FIX)
+        confirm = LinkedIssue(linked)
     changes = reader.files()
     source_files = _source_files(changes, layout)
     if not source_files:
@@ -556,6 +596,7 @@ def _judge(
         test_files=_unique([p for p in kept if layout.is_test_module(p)]),
         added_tests=tuple(added),
         test_data_files=_unique([p for p in kept if layout.is_test_data(p)]),
+        confirm=confirm,
     )
 
 

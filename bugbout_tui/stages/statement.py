@@ -1,24 +1,24 @@
-"""A task's problem statement: the issue's text, without the answer in it.
-
-Agents must be told the problem the maintainers faced, not how it was solved. Issue and
-pull request bodies often carry the solution too: a "Proposed fix" section, a pasted
-diff, a PR template's checklist. Those parts are cut here. Reproducer code and
-tracebacks stay, because they describe the problem.
+"""Where a task's problem statement comes from: issues, pull requests, and their links.
 
 A change usually names its pull request; the issue that pull request closes describes the
 bug without knowing the answer, so its text is preferred whenever the link can be read.
+Whatever text is used is cut to the problem it reports (`problem_text`).
+
+A lookup that fails says whether it may pass on a later run (offline, rate limit, server
+error) or is a definite answer (no such issue): only the first kind is asked again.
 """
 
 from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
 from bugbout_tui.core.errors import UsageError
-from bugbout_tui.core.models import IssueRef
+from bugbout_tui.core.models import IssueRef, StatementSource
 from bugbout_tui.infra.github import (
     Credentials,
     GitHubClient,
@@ -28,202 +28,7 @@ from bugbout_tui.infra.github import (
     load_issues_file,
     repo_of_url,
 )
-
-# ---------------------------------------------------------------- markdown blocks
-
-_FENCE_OPEN = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-"""Any indentation: fences inside list items are indented, and their code is still code."""
-_ATX_HEADING = re.compile(r"^ {0,3}(?P<marks>#{1,6})(?:[ \t]+(?P<name>.*?))?(?:[ \t]+#+)?[ \t]*$")
-_BOLD_HEADING = re.compile(r"^ {0,3}(?P<mark>\*\*|__)(?P<name>.+?)(?P=mark)[ \t]*:?[ \t]*$")
-_BOLD_LEVEL = 7
-"""A whole-line bold "heading" ranks below every real heading: any heading ends it."""
-
-
-@dataclass
-class _Fence:
-    """A fenced code block, kept verbatim (blank lines and `#` lines are code there)."""
-
-    marker: str
-    info: str
-    lines: list[str] = field(default_factory=list)
-    """Every line, the fences included."""
-
-    def closed_by(self, line: str) -> bool:
-        stripped = line.strip()
-        return len(stripped) >= len(self.marker) and set(stripped) == {self.marker[0]}
-
-    @property
-    def content(self) -> list[str]:
-        return self.lines[1:-1] if len(self.lines) > 1 else []
-
-
-_Block = str | _Fence
-
-
-def _without_comments(line: str, in_comment: bool) -> tuple[str, bool]:
-    """The parts of `line` outside HTML comments, and whether a comment is still open."""
-    kept: list[str] = []
-    rest = line
-    while True:
-        if in_comment:
-            end = rest.find("-->")
-            if end < 0:
-                return "".join(kept), True
-            rest = rest[end + 3 :]
-            in_comment = False
-        start = rest.find("<!--")
-        if start < 0:
-            kept.append(rest)
-            return "".join(kept), False
-        kept.append(rest[:start])
-        rest = rest[start + 4 :]
-        in_comment = True
-
-
-def _blocks(text: str) -> list[_Block]:
-    """Lines and fenced blocks, with HTML comments gone from the lines.
-
-    Comments are removed outside code only: reproducer code may well contain `<!--`.
-    A comment that was a whole line leaves nothing behind, not even a blank line.
-    An unclosed comment hides the rest of the text, as it does when GitHub renders it.
-    """
-    blocks: list[_Block] = []
-    fence: _Fence | None = None
-    in_comment = False
-    for raw in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        if fence is not None:
-            fence.lines.append(raw)
-            if len(fence.lines) > 1 and fence.closed_by(raw):
-                blocks.append(fence)
-                fence = None
-            continue
-        line, in_comment_after = _without_comments(raw, in_comment)
-        touched = in_comment or "<!--" in raw
-        in_comment = in_comment_after
-        if touched and not line.strip():
-            continue
-        opening = _FENCE_OPEN.match(line)
-        if opening and not (opening["fence"][0] == "`" and "`" in opening["info"]):
-            fence = _Fence(opening["fence"], opening["info"].strip(), [line])
-            continue
-        blocks.append(line)
-    if fence is not None:
-        blocks.append(fence)
-    return blocks
-
-
-# ---------------------------------------------------------------- what counts as "the fix"
-
-_FIX_SECTION = re.compile(
-    r"""
-    (?:the\ |my\ |our\ |a\ |proposed\ |possible\ |suggested\ |potential\ )?
-        (?:solution|fix|fixes|bug\ ?fix|patch|resolution|approach|implementation)s?
-    | (?:proposed\ |suggested\ |breaking\ |code\ )?changes?
-        (?:\ made|\ proposed|\ introduced|\ included|\ in\ this\ (?:pr|pull\ request))?
-    | what\ (?:changed|was\ changed|has\ changed|i\ changed|i\ did
-        |this\ (?:pr|pull\ request)\ does|does\ this\ (?:pr|pull\ request)\ do)
-    | how(?:\ (?:it\ was\ fixed|this\ was\ fixed|was\ this\ fixed|to\ fix(?:\ it)?
-        |it\ works|this\ works|does\ this\ fix\ it|this\ fixes\ it))?
-    | (?:summary|description|list|overview)\ of\ (?:the\ )?changes
-    | (?:fix|change|pr|pull\ request)\ (?:description|summary)
-    | (?:pr\ |pull\ request\ )?checklist
-    | testing(?:\ done|\ performed|\ instructions)?
-    | tests?\ (?:plan|added|performed|done)
-    | how\ (?:has\ this\ been|was\ this|is\ this|was\ it|to)\ tested?
-    | changelog(?:\ entry)? | release\ notes? | news\ entry
-    """,
-    re.VERBOSE,
-)
-_DIFF_INFO = frozenset({"diff", "patch", "udiff"})
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
-
-
-def _heading(line: str) -> tuple[int, str] | None:
-    """The level and the plain name of a heading line, or None for other lines."""
-    atx = _ATX_HEADING.match(line)
-    if atx is not None:
-        return len(atx["marks"]), atx["name"] or ""
-    bold = _BOLD_HEADING.match(line)
-    if bold is not None and bold["mark"] not in bold["name"]:
-        return _BOLD_LEVEL, bold["name"]
-    return None
-
-
-def _plain(name: str) -> str:
-    """`**✅ Proposed Fix:**` → `proposed fix`: the words, lower case, nothing around them."""
-    words = re.sub(r"[*_`]", "", name).casefold()
-    words = re.sub(r"^[^\w]+|[^\w]+$", "", words)
-    return re.sub(r"\s+", " ", words)
-
-
-def is_fix_section(name: str) -> bool:
-    """Whether a heading names a section in which the author describes a fix."""
-    return _FIX_SECTION.fullmatch(_plain(name)) is not None
-
-
-def _is_diff(fence: _Fence) -> bool:
-    info = fence.info.split()
-    if info and info[0].casefold() in _DIFF_INFO:
-        return True
-    content = fence.content
-    if any(line.startswith("diff --git ") for line in content):
-        return True
-    return (
-        any(line.startswith("--- ") for line in content)
-        and any(line.startswith("+++ ") for line in content)
-        and any(_HUNK.match(line) for line in content)
-    )
-
-
-def _without_fix_sections(blocks: list[_Block]) -> list[_Block]:
-    kept: list[_Block] = []
-    skipping: int | None = None
-    """The level of the fix section being skipped; it ends at a heading as high or higher."""
-    for block in blocks:
-        if isinstance(block, str):
-            heading = _heading(block)
-            if heading is not None:
-                level, name = heading
-                if skipping is not None and level > skipping:
-                    continue
-                skipping = level if is_fix_section(name) else None
-        if skipping is not None:
-            continue
-        if isinstance(block, _Fence) and _is_diff(block):
-            continue
-        kept.append(block)
-    return kept
-
-
-def _render(blocks: list[_Block]) -> str:
-    """Markdown again, with runs of blank lines outside code collapsed to one."""
-    lines: list[str] = []
-    for block in blocks:
-        if isinstance(block, _Fence):
-            lines.extend(block.lines)
-        elif block.strip():
-            lines.append(block)
-        elif lines and lines[-1] != "":
-            lines.append("")
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return "\n".join(lines)
-
-
-def clean_statement(title: str, body: str | None) -> str:
-    """The problem as a markdown text: the title as a heading, then the cleaned body.
-
-    Removed: HTML comments (templates' instructions), sections whose heading names a
-    fix (Solution, Changes, Implementation, Checklist, Test plan, ...) up to the next
-    heading as high, and fenced blocks that hold a diff. Kept: everything else,
-    tracebacks and reproducer code above all.
-    """
-    heading = "# " + " ".join(title.split())
-    cleaned = _render(_without_fix_sections(_blocks(body or "")))
-    if not cleaned:
-        return heading
-    return f"{heading}\n\n{cleaned}"
-
+from bugbout_tui.stages.problem_text import cut_to_problem, prose_lines
 
 _CLOSING = re.compile(
     r"""
@@ -247,7 +52,7 @@ def closing_references(body: str, repo: str) -> list[int]:
     `#N`, `owner/name#N` or an issue URL. References to other repositories are dropped,
     and so are examples in HTML comments and code blocks, which templates are full of.
     """
-    text = "\n".join(block for block in _blocks(body) if isinstance(block, str))
+    text = "\n".join(prose_lines(body))
     wanted = repo.casefold()
     numbers: list[int] = []
     for match in _CLOSING.finditer(text):
@@ -270,15 +75,27 @@ def closing_references(body: str, repo: str) -> list[int]:
 
 
 @dataclass(frozen=True)
+class Unread:
+    """An issue or pull request that could not be read, and why."""
+
+    reason: str
+    retry: bool
+    """The failure may pass (network, rate limit, server error), so a later run asks
+    again; False for a definite answer such as "no such issue"."""
+
+
+@dataclass(frozen=True)
 class IssueLookup:
-    """What a reference led to: a cleaned statement, or the reason there is none."""
+    """What a reference led to: a statement cut to the problem, or the reason there is none."""
 
     ref: IssueRef
     issue: int | None
-    """The issue whose text is used: the ref's own number, or the issue a PR closes."""
+    """The issue the task is numbered after: the ref's own number, or the issue a PR
+    closes."""
     title: str | None
     statement: str | None
-    """The cleaned problem text (title and body); None when it could not be read."""
+    """The problem text (an issue's title and body, or a pull request's body) with every
+    description of the fix cut; None when there is none."""
     missing: str | None
     """Why `statement` is None; set exactly when it is."""
     via_pull: int | None = None
@@ -286,6 +103,16 @@ class IssueLookup:
     note: str | None = None
     """Anything the user should know about the choice (several closed issues, a PR's
     own text used because it closes none)."""
+    source: StatementSource | None = None
+    """Whose text `statement` is, and what was cut from it."""
+    item: GitHubIssue | None = None
+    """The issue or pull request whose text was read: its labels and body tell whether
+    it reports a bug."""
+    retry: bool = False
+    """`missing` is a failure that may pass; a later run asks again."""
+    no_problem: bool = False
+    """`missing` says that the text read describes the change made and nothing of the
+    problem: the change is left out rather than raced without a statement."""
 
     def __post_init__(self) -> None:
         if (self.statement is None) == (self.missing is None):
@@ -294,6 +121,10 @@ class IssueLookup:
 
 class IssueSource(Protocol):
     """Where issue text comes from: the GitHub API, an issues file, or nowhere."""
+
+    def read(self, ref: IssueRef) -> GitHubIssue | Unread:
+        """The issue or pull request itself, as stored; never raises for one issue."""
+        ...
 
     def fetch(self, ref: IssueRef) -> IssueLookup:
         """The statement for `ref`; never raises for a problem with one issue."""
@@ -304,12 +135,15 @@ class IssueSource(Protocol):
         ...
 
 
-def _missing(ref: IssueRef, reason: str) -> IssueLookup:
-    return IssueLookup(ref, issue=None, title=None, statement=None, missing=reason)
+def _missing(ref: IssueRef, reason: str, *, retry: bool = False) -> IssueLookup:
+    return IssueLookup(ref, issue=None, title=None, statement=None, missing=reason, retry=retry)
 
 
 def _reason(error: GitHubError) -> str:
     return error.message if error.hint is None else f"{error.message}; {error.hint}"
+
+
+_NO_REPOSITORY = "no GitHub repository known: set [project] github or issues-file"
 
 
 class _Resolver(ABC):
@@ -332,32 +166,47 @@ class _Resolver(ABC):
     def _not_found(self, repo: str, number: int) -> str:
         """The reason shown when `repo#number` does not exist."""
 
-    def _repo_for(self, ref: IssueRef) -> str | IssueLookup:
+    def _repo_for(self, ref: IssueRef) -> str | Unread:
         repo = ref.repo or self.repo
         if repo is None:
-            return _missing(ref, "no GitHub repository known: set [project] github or issues-file")
+            return Unread(_NO_REPOSITORY, retry=False)
         if not is_repo_name(repo):
-            return _missing(ref, f"{repo!r} is not a GitHub repository (owner/name)")
+            return Unread(f"{repo!r} is not a GitHub repository (owner/name)", retry=False)
         return repo
+
+    def _read(self, repo: str, number: int) -> GitHubIssue | Unread:
+        try:
+            item = self._get(repo, number)
+        except GitHubError as error:
+            return Unread(_reason(error), retry=True)
+        if item is None:
+            return Unread(self._not_found(repo, number), retry=False)
+        return item
+
+    def read(self, ref: IssueRef) -> GitHubIssue | Unread:
+        repo = self._repo_for(ref)
+        if isinstance(repo, Unread):
+            return repo
+        return self._read(repo, ref.number)
 
     def fetch(self, ref: IssueRef) -> IssueLookup:
         repo = self._repo_for(ref)
-        if isinstance(repo, IssueLookup):
-            return repo
-        try:
-            named = self._get(repo, ref.number)
-        except GitHubError as error:
-            return _missing(ref, _reason(error))
-        if named is None:
-            return _missing(ref, self._not_found(repo, ref.number))
+        if isinstance(repo, Unread):
+            return _missing(ref, repo.reason, retry=repo.retry)
+        named = self._read(repo, ref.number)
+        if isinstance(named, Unread):
+            return _missing(ref, named.reason, retry=named.retry)
+        own = (self.repo or "").casefold()
+        foreign = ref.repo if ref.repo and ref.repo.casefold() != own else None
         if not named.is_pull:
-            return _found(ref, named)
+            return _found(ref, named, repo=foreign)
         closes = [n for n in closing_references(named.body or "", repo) if n != named.number]
         pull = named.number
         if not closes:
             return _found(
                 ref,
                 named,
+                repo=foreign,
                 note=f"pull request #{pull} names no issue it closes; its own text is used",
             )
         target = closes[0]
@@ -365,40 +214,109 @@ class _Resolver(ABC):
         if len(closes) > 1:
             listed = ", ".join(f"#{n}" for n in closes)
             note = f"pull request #{pull} closes {listed}; the first, #{target}, is used"
-        try:
-            closed = self._get(repo, target)
-        except GitHubError as error:
-            return _missing(ref, f"pull request #{pull} closes #{target}: {_reason(error)}")
-        if closed is None:
-            why = self._not_found(repo, target)
+        closed = self._read(repo, target)
+        if isinstance(closed, Unread) and closed.retry:
+            why = f"pull request #{pull} closes #{target}: {closed.reason}"
+            return _missing(ref, why, retry=True)
+        if isinstance(closed, Unread):
             return _found(
                 ref,
                 named,
-                note=f"pull request #{pull} closes #{target}, but {why}; "
+                repo=foreign,
+                note=f"pull request #{pull} closes #{target}, but {closed.reason}; "
                 "the pull request's own text is used",
             )
         if closed.is_pull:
             return _found(
                 ref,
                 named,
+                repo=foreign,
                 note=f"pull request #{pull} closes #{target}, which is a "
                 "pull request too; the first pull request's own text is used",
             )
-        return _found(ref, closed, via_pull=pull, note=note)
+        return _found(ref, closed, repo=foreign, via_pull=pull, note=note)
 
 
 def _found(
-    ref: IssueRef, item: GitHubIssue, *, via_pull: int | None = None, note: str | None = None
+    ref: IssueRef,
+    item: GitHubIssue,
+    *,
+    repo: str | None,
+    via_pull: int | None = None,
+    note: str | None = None,
 ) -> IssueLookup:
+    """The lookup for `item`'s text, cut to the problem; a pull request whose text holds
+    nothing of the problem gives none."""
+    problem = cut_to_problem(item.title, item.body, writer="fixer" if item.is_pull else "reporter")
+    source = StatementSource(
+        kind="pull" if item.is_pull else "issue",
+        number=item.number,
+        repo=repo,
+        cut=list(problem.cut),
+    )
+    if item.is_pull and not problem.body_left:
+        what = (
+            "describes only the change made"
+            if (item.body or "").strip()
+            else "has nothing besides its title, which names the change"
+        )
+        return IssueLookup(
+            ref,
+            issue=item.number,
+            title=item.title,
+            statement=None,
+            missing=f"the text of pull request #{item.number} {what}",
+            via_pull=via_pull,
+            note=note,
+            source=source,
+            item=item,
+            no_problem=True,
+        )
     return IssueLookup(
         ref,
         issue=item.number,
         title=item.title,
-        statement=clean_statement(item.title, item.body),
+        statement=problem.text,
         missing=None,
         via_pull=via_pull,
         note=note,
+        source=source,
+        item=item,
     )
+
+
+def statement_for(issues: IssueSource, refs: Sequence[IssueRef]) -> IssueLookup:
+    """The statement of a change that names `refs`, most trusted first.
+
+    The first reference decides, except when it names an issue that does not exist or
+    has no text: then the first of the others that is a pull request gives its own
+    text, cut the same way, and the task keeps the number of the issue it names. An
+    issue without text keeps its title as the statement when no pull request's text
+    has anything of the problem.
+    """
+    first = issues.fetch(refs[0])
+    item = first.item
+    if first.statement is None and (first.retry or first.no_problem):
+        return first
+    if first.statement is not None and (
+        item is None or item.is_pull or first.via_pull is not None or (item.body or "").strip()
+    ):
+        return first
+    why = first.missing if first.statement is None else f"issue #{refs[0].number} has no text"
+    for ref in refs[1:]:
+        pull = issues.read(ref)
+        if isinstance(pull, Unread) or not pull.is_pull:
+            continue
+        own = _found(ref, pull, repo=None)
+        if own.statement is None and first.statement is not None:
+            return first
+        return replace(
+            own,
+            ref=refs[0],
+            issue=refs[0].number,
+            note=f"{why}; the text of pull request #{pull.number} is used instead",
+        )
+    return first
 
 
 class GitHubIssues(_Resolver):
@@ -457,14 +375,14 @@ class IssuesFile(_Resolver):
     def describe(self) -> str:
         return f"issues file {self.path}"
 
-    def _repo_for(self, ref: IssueRef) -> str | IssueLookup:
+    def _repo_for(self, ref: IssueRef) -> str | Unread:
         if self.repo is None:
             return ""  # unknown: plain numbers only, and `#N` is the only closing form
         if ref.repo is not None and ref.repo.casefold() != self.repo.casefold():
-            return _missing(
-                ref,
+            return Unread(
                 f"{ref.repo}#{ref.number} is in another repository; "
                 f"the issues file {self.path} holds {self.repo}'s issues",
+                retry=False,
             )
         return self.repo
 
@@ -478,8 +396,11 @@ class IssuesFile(_Resolver):
 class NoIssueSource:
     """Neither a repository nor an issues file: every task says how to provide one."""
 
+    def read(self, ref: IssueRef) -> GitHubIssue | Unread:
+        return Unread(_NO_REPOSITORY, retry=False)
+
     def fetch(self, ref: IssueRef) -> IssueLookup:
-        return _missing(ref, "no GitHub repository known: set [project] github or issues-file")
+        return _missing(ref, _NO_REPOSITORY)
 
     def describe(self) -> str:
         return "no issue source (set [project] github or issues-file)"
