@@ -1,4 +1,9 @@
-"""`bugbout tasks`: the bugs the history can replay, and why every other change was left out."""
+"""`bugbout tasks`: the bugs the history can replay, and why every other change was left out.
+
+Titles come from commit messages, issue text from issues, file and test names from the
+repository: all are shown as `Text` made inert, never as markup or as controls. `--json`
+needs nothing more: `json.dumps` spells every control as an escape.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from bugbout_tui.cli.output import stderr, stdout
 from bugbout_tui.core.config import Config
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.models import Oracle, OracleSet, Reason, Task, TaskSet
+from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.engine.mining import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import test_command
@@ -75,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if args.show_prompt:
         if not args.task:
             raise UsageError("--show-prompt needs a task id: bugbout tasks ID --show-prompt")
-        print(asyncio.run(prompt_for(project, _find(taskset, args.task), args.role)))
+        print(inert(asyncio.run(prompt_for(project, _find(taskset, args.task), args.role))))
         return 0
     if args.task:
         task = _find(taskset, args.task)
@@ -169,7 +175,7 @@ def oracle_text(oracle: Oracle | None) -> Text:
     if oracle is None:
         return Text("not run", style="dim")
     if not oracle.scored:
-        return Text(f"not scored: {oracle.reason}", style="yellow")
+        return Text(inert_line(f"not scored: {oracle.reason}"), style="yellow")
     shown = f"{len(oracle.fail_to_pass)} fail→pass, {len(oracle.pass_to_pass)} pass→pass"
     if oracle.unstable:
         shown += f", {len(oracle.unstable)} unstable"
@@ -179,7 +185,7 @@ def oracle_text(oracle: Oracle | None) -> Text:
 def tasks_table(taskset: TaskSet, config: Config, oracles: OracleSet) -> Table:
     table = Table(
         title=f"{len(taskset.tasks)} tasks from {taskset.examined} changes examined",
-        caption=f"issue text from {taskset.issue_source}",
+        caption=Text(inert_line(f"issue text from {taskset.issue_source}")),
         title_justify="left",
         caption_justify="left",
     )
@@ -196,12 +202,12 @@ def tasks_table(taskset: TaskSet, config: Config, oracles: OracleSet) -> Table:
         statement = (
             Text("ok", style="green")
             if task.statement
-            else Text(f"missing: {task.statement_missing}", style="yellow")
+            else Text(inert_line(f"missing: {task.statement_missing}"), style="yellow")
         )
         table.add_row(
-            task.id,
+            Text(inert_line(task.id)),
             f"#{task.issue}",
-            Text(task.title),
+            Text(inert_line(task.title)),
             task.fix_commit[:9],
             f"{len(task.source_files)} src, {len(task.test_files)} test",
             str(len(task.added_tests)),
@@ -235,9 +241,9 @@ def task_panel(task: Task, config: Config, oracle: Oracle | None) -> Panel:
     )
     facts.add_row("fix", f"{task.fix_commit}  {task.date:%Y-%m-%d}")
     facts.add_row("base", task.base_commit)
-    facts.add_row("source files", Text(", ".join(task.source_files)))
-    facts.add_row("test files", Text(", ".join(task.test_files)))
-    facts.add_row("tests added", Text(", ".join(task.added_tests)))
+    facts.add_row("source files", Text(inert_line(", ".join(task.source_files))))
+    facts.add_row("test files", Text(inert_line(", ".join(task.test_files))))
+    facts.add_row("tests added", Text(inert_line(", ".join(task.added_tests))))
     facts.add_row("status", status_of(task, config))
     facts.add_row("ground truth", oracle_text(oracle))
     if oracle is not None:
@@ -247,13 +253,13 @@ def task_panel(task: Task, config: Config, oracle: Oracle | None) -> Panel:
             ("unstable", oracle.unstable),
         ):
             if tests:
-                facts.add_row(label, Text("\n".join(tests)))
+                facts.add_row(label, Text("\n".join(map(inert_line, tests))))
     statement = (
-        Text(task.statement)
+        Text(inert(task.statement))
         if task.statement
-        else Text(f"No issue text: {task.statement_missing}", style="yellow")
+        else Text(inert(f"No issue text: {task.statement_missing}"), style="yellow")
     )
     body = Group(
         facts, Text(""), Text("What the agents are told", style="bold underline"), statement
     )
-    return Panel(body, title=Text(f"{task.id}: {task.title}"), title_align="left")
+    return Panel(body, title=Text(inert_line(f"{task.id}: {task.title}")), title_align="left")

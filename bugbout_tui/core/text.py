@@ -19,6 +19,13 @@ into spaces for places that show one line.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from enum import Enum
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+M = TypeVar("M", bound=BaseModel)
 
 _INVISIBLE_TRICKS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 """Bidi marks, embeddings, overrides and isolates: they reorder what the eye reads."""
@@ -66,6 +73,33 @@ def inert_line(text: str) -> str:
     if "\n" in text or "\t" in text:
         return text.translate(_ONE_LINE)
     return text
+
+
+def inert_fields(model: M, clean: Callable[[str], str] = inert_line) -> M:
+    """A copy of `model` with `clean` applied to every string in it, however deep.
+
+    For a renderer that shows many fields of a record: cleaning the record once, where it
+    is shown, leaves no field to forget. Enum members (a fixed vocabulary) stay as they are.
+    """
+    return model.model_copy(
+        update={
+            name: _clean_value(getattr(model, name), clean) for name in type(model).model_fields
+        }
+    )
+
+
+def _clean_value(value: Any, clean: Callable[[str], str]) -> Any:
+    if isinstance(value, Enum):
+        return value
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, BaseModel):
+        return inert_fields(value, clean)
+    if isinstance(value, list | tuple):
+        return type(value)(_clean_value(item, clean) for item in value)
+    if isinstance(value, dict):
+        return {_clean_value(k, clean): _clean_value(v, clean) for k, v in value.items()}
+    return value
 
 
 _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]<>#!|~&$])")

@@ -14,7 +14,7 @@ from bugbout_tui.core.fs import write_atomic
 from bugbout_tui.core.models import Attempt, Matrix, OracleSet, ResolutionSet, TaskSet
 from bugbout_tui.core.store import Store
 from bugbout_tui.engine.project import Project
-from bugbout_tui.report import Report, build_report, render_markdown
+from bugbout_tui.report import Report, build_report, render_json, render_markdown
 from bugbout_tui.stages.judge import VerdictSet, judge_all
 
 
@@ -102,7 +102,7 @@ def write_report(project: Project, report: Report) -> tuple[Path, Path]:
     root = project.store.root
     markdown, data = root / "report.md", root / "report.json"
     write_atomic(markdown, render_markdown(report))
-    write_atomic(data, report.model_dump_json(indent=2) + "\n")
+    write_atomic(data, render_json(report))
     return markdown, data
 
 
