@@ -269,6 +269,14 @@ def test_tasks_shows_the_issue_as_text(bout: HostileBout) -> None:
     assert "<img src=x onerror=alert(1)>" in one.stdout
 
 
+def test_an_error_quoting_what_it_was_given_is_text(bout: HostileBout) -> None:
+    result = bugbout("tasks", f"calc-9{TITLE}\x9b2J\u202e", cwd=bout.piped, home=bout.home)
+    assert result.returncode == 2
+    assert "error: no task 'calc-9" in result.stderr
+    found = NOT_PLAIN.findall(result.stderr)
+    assert not found, found
+
+
 def test_the_prompt_shown_is_text(bout: HostileBout) -> None:
     result = bugbout("tasks", TASK, "--show-prompt", cwd=bout.piped, home=bout.home)
     assert result.returncode == 0, result.stderr

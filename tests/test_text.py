@@ -10,8 +10,17 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+from pydantic import BaseModel
 
-from bugbout_tui.core.text import inert, inert_json, inert_line, markdown_code, markdown_text
+from bugbout_tui.core.models import Reason
+from bugbout_tui.core.text import (
+    inert,
+    inert_fields,
+    inert_json,
+    inert_line,
+    markdown_code,
+    markdown_text,
+)
 
 FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 """What no inert text may hold: C0 but tab and newline (so ESC and CR), DEL, C1, bidi."""
@@ -108,6 +117,38 @@ def test_a_long_plain_line_costs_a_scan() -> None:
     per_line = (time.perf_counter() - started) / 20_000
     assert inert_line(line) is line
     assert per_line < 50e-6, per_line
+
+
+class _Excluded(BaseModel):
+    title: str
+    reason: Reason
+
+
+class _Record(BaseModel):
+    name: str
+    note: str | None
+    count: int
+    files: list[str]
+    excluded: list[_Excluded]
+    by_agent: dict[str, _Excluded]
+
+
+def test_every_string_of_a_record_is_cleaned_and_its_vocabulary_kept() -> None:
+    hostile = "a\x1b]0;title\x07\x9b2J\u202eb\nc"
+    excluded = _Excluded(title=hostile, reason=Reason.NOT_A_FIX)
+    record = _Record(
+        name=hostile, note=None, count=3, files=[hostile], excluded=[excluded],
+        by_agent={hostile: excluded},
+    )  # fmt: skip
+    shown = inert_fields(record)
+    assert shown.name == "ab c"
+    assert shown.files == ["ab c"]
+    assert shown.excluded[0].title == "ab c"
+    assert shown.excluded[0].reason is Reason.NOT_A_FIX
+    assert list(shown.by_agent) == ["ab c"]
+    assert (shown.note, shown.count) == (None, 3)
+    assert record.name == hostile  # the record itself keeps the agent's bytes
+    assert inert_fields(record, inert).name == "ab\nc"
 
 
 # --- Markdown ----------------------------------------------------------------------------
