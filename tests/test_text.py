@@ -154,6 +154,8 @@ def test_every_string_of_a_record_is_cleaned_and_its_vocabulary_kept() -> None:
 # --- Markdown ----------------------------------------------------------------------------
 
 MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+TASK_LABEL = "calc-1"
+"""What goes before a text in the report's lists: a text never starts a line."""
 
 
 def _escape_html(text: str) -> str:
@@ -185,8 +187,9 @@ printable = st.text(
 @example("\\[x](y)")
 def test_markdown_text_renders_as_exactly_its_own_characters(text: str) -> None:
     shown = inert_line(text).strip()
-    html = MARKDOWN.render(markdown_text(text))
-    assert html == (f"<p>{_escape_html(shown)}</p>\n" if shown else "")
+    html = MARKDOWN.render(f"- {TASK_LABEL}: {markdown_text(text)}")
+    item = f"{TASK_LABEL}: {_escape_html(shown)}".rstrip()
+    assert html == f"<ul>\n<li>{item}</li>\n</ul>\n"
 
 
 @given(printable)

@@ -107,21 +107,18 @@ _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]<>#!|~&$])")
 and autolinks (`<`), entities (`&`, which could spell a control character again), code
 spans, emphasis, strikethrough, math, table cells (`|`), and `\\` itself."""
 
-_BLOCK_START = re.compile(r"^(?:(?=[-+=])|(\d{1,9})(?=[.)]))")
-"""What would open a list item or a setext underline were the text to start a line."""
-
 
 def markdown_text(text: str) -> str:
-    """`text` as one line of Markdown that shows exactly its characters.
+    """`text` as Markdown that shows exactly its characters, where a line goes on after
+    other text: in a table cell, a list item after its label, a heading after its words.
 
     Every character that could start inline syntax is backslash-escaped, and the text is
-    folded onto one line, so it cannot make a link, an image, HTML, a heading, a list, a
-    code block or fence, or a table row, and is safe inside a table cell. A bare web
-    address may still be made a link by renderers that autolink; it then shows exactly
-    where it points.
+    folded onto one line, so it cannot make a link, an image, HTML, an entity, a heading,
+    a list, a code block or fence, or a table row, and a `|` stays inside its cell. A bare
+    web address may still be made a link by renderers that autolink; it then shows
+    exactly where it points.
     """
-    shown = _MARKDOWN_PUNCTUATION.sub(r"\\\1", inert_line(text).strip())
-    return _BLOCK_START.sub(lambda match: (match.group(1) or "") + "\\", shown, count=1)
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", inert_line(text).strip())
 
 
 def markdown_code(text: str) -> str:
