@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bugbout_tui.cli.output import stderr, stdout
+from bugbout_tui.core.text import inert
 from bugbout_tui.engine.doctor import Check, DoctorReport, diagnose
 from bugbout_tui.engine.project import Project
 
@@ -62,8 +63,13 @@ def report_table(report: DoctorReport) -> Table:
 
 
 def _row(check: Check) -> tuple[Text, Text, Text, Text]:
-    # Details quote other programs' output, so they are never read as rich markup.
-    return SYMBOLS[check.status], Text(check.name), Text(check.detail), Text(check.fix or "")
+    # Details quote other programs' output: never read as markup, never sent as controls.
+    return (
+        SYMBOLS[check.status],
+        Text(inert(check.name)),
+        Text(inert(check.detail)),
+        Text(inert(check.fix or "")),
+    )
 
 
 def verdict(report: DoctorReport) -> Text:

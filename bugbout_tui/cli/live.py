@@ -1,7 +1,9 @@
 """The live display of `bugbout run`: the same events and state as the TUI, drawn by rich.
 
 On a terminal it redraws a compact board a few times a second; elsewhere (CI logs,
-pipes) it prints one line per stage and attempt, so logs stay readable.
+pipes) it prints one line per stage and attempt, so logs stay readable. Names, output
+lines and messages come from agents and repositories: both forms show them through
+`inert_line`, as `Text`, so they act on neither the terminal nor rich's markup.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from bugbout_tui.core.events import (
     StageStarted,
     TestRunFinished,
 )
+from bugbout_tui.core.text import inert_line
 from bugbout_tui.engine.state import AttemptView, BoutState
 
 STATUS_STYLE = {
@@ -71,7 +74,7 @@ class LiveDisplay:
         if self._live is None:
             line = plain_line(event, self.state)
             if line is not None:
-                self.console.print(line, highlight=False, markup=False)
+                self.console.print(Text(line), highlight=False, soft_wrap=True)
 
     def render(self) -> RenderableType:
         return render_state(self.state, time.monotonic() - self._started)
@@ -79,6 +82,11 @@ class LiveDisplay:
 
 def plain_line(event: BaseEvent, state: BoutState) -> str | None:
     """One log line for the events a person follows in a non-interactive log."""
+    line = _plain_line(event, state)
+    return None if line is None else inert_line(line)
+
+
+def _plain_line(event: BaseEvent, state: BoutState) -> str | None:
     match event:
         case StageStarted():
             return f"[{event.stage}] started"
@@ -105,7 +113,7 @@ def render_state(state: BoutState, elapsed: float) -> RenderableType:
     parts: list[RenderableType] = []
     header = Text()
     header.append("bugbout ", style="bold")
-    header.append(state.project or "", style="cyan")
+    header.append(inert_line(state.project), style="cyan")
     header.append(f"  {_clock(elapsed)}", style="dim")
     parts.append(header)
     stages = Text()
@@ -122,7 +130,7 @@ def render_state(state: BoutState, elapsed: float) -> RenderableType:
     if state.test_runs_running:
         parts.append(
             Text(
-                f"tests running: {', '.join(sorted(state.test_runs_running))}",
+                inert_line(f"tests running: {', '.join(sorted(state.test_runs_running))}"),
                 style="dim",
                 overflow="ellipsis",
                 no_wrap=True,
@@ -131,7 +139,7 @@ def render_state(state: BoutState, elapsed: float) -> RenderableType:
     if state.lanes:
         parts.append(_lanes(state))
     for message in state.errors[-3:]:
-        parts.append(Text(f"error: {message}", style="red"))
+        parts.append(Text(f"error: {inert_line(message)}", style="red"))
     return Group(*parts)
 
 
@@ -147,27 +155,26 @@ def _lanes(state: BoutState) -> Table:
     for lane in state.lanes.values():
         running: list[AttemptView] = [state.attempts[a] for a in lane.running]
         done = Text(str(len(lane.finished)))
+        quota = Text(inert_line(lane.quota))
         if lane.parked:
             table.add_row(
-                lane.quota,
+                quota,
                 Text("parked: usage limit", style="magenta"),
                 "",
-                Text(lane.parked, style="magenta"),
+                Text(inert_line(lane.parked), style="magenta"),
                 str(len(lane.queued)),
                 done,
             )
             continue
         if not running:
-            table.add_row(
-                lane.quota, Text("idle", style="dim"), "", "", str(len(lane.queued)), done
-            )
+            table.add_row(quota, Text("idle", style="dim"), "", "", str(len(lane.queued)), done)
         for index, view in enumerate(running):
             elapsed = (now - view.started_at).total_seconds() if view.started_at else 0.0
             table.add_row(
-                lane.quota if index == 0 else "",
-                view.attempt,
+                quota if index == 0 else "",
+                Text(inert_line(view.attempt)),
                 _clock(elapsed),
-                Text(view.last_line),
+                Text(inert_line(view.last_line)),
                 str(len(lane.queued)) if index == 0 else "",
                 done if index == 0 else "",
             )

@@ -8,7 +8,7 @@ from typing import Any
 from bugbout_tui.cli.output import stdout
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.reporting import load_report, write_report
-from bugbout_tui.report import render_markdown, render_terminal
+from bugbout_tui.report import render_json, render_markdown, render_terminal
 
 
 def register(commands: Any) -> None:
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "markdown":
         print(render_markdown(report), end="")
     elif args.format == "json":
-        print(report.model_dump_json(indent=2))
+        print(render_json(report), end="")
     else:
         stdout.print(render_terminal(report))
     return 0

@@ -1,4 +1,9 @@
-"""`bugbout tasks`: the bugs the history can replay, and why every other change was left out."""
+"""`bugbout tasks`: the bugs the history can replay, and why every other change was left out.
+
+Titles come from commit messages, issue text from issues, file and test names from the
+repository: all are shown as `Text` made inert, never as markup or as controls. `--json`
+needs nothing more: `json.dumps` spells every control as an escape.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from bugbout_tui.cli.output import stderr, stdout
 from bugbout_tui.core.config import Config
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.models import Oracle, OracleSet, Reason, Task, TaskSet
+from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.engine.mining import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import test_command
@@ -82,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     if args.show_prompt:
         if not args.task:
             raise UsageError("--show-prompt needs a task id: bugbout tasks ID --show-prompt")
-        print(asyncio.run(prompt_for(project, _find(taskset, args.task), args.role)))
+        print(inert(asyncio.run(prompt_for(project, _find(taskset, args.task), args.role))))
         return 0
     if args.task:
         task = _find(taskset, args.task)
@@ -206,7 +212,7 @@ def oracle_text(oracle: Oracle | None) -> Text:
     if oracle is None:
         return Text("not run", style="dim")
     if not oracle.scored:
-        return Text(f"not scored: {oracle.reason}", style="yellow")
+        return Text(inert_line(f"not scored: {oracle.reason}"), style="yellow")
     shown = f"{len(oracle.fail_to_pass)} fail→pass, {len(oracle.pass_to_pass)} pass→pass"
     if oracle.unstable:
         shown += f", {len(oracle.unstable)} unstable"
@@ -216,7 +222,7 @@ def oracle_text(oracle: Oracle | None) -> Text:
 def tasks_table(taskset: TaskSet, config: Config, oracles: OracleSet) -> Table:
     table = Table(
         title=Text(f"{len(taskset.tasks)} tasks from {taskset.examined} changes examined"),
-        caption=Text(f"issue text from {taskset.issue_source}"),
+        caption=Text(inert_line(f"issue text from {taskset.issue_source}")),
         title_justify="left",
         caption_justify="left",
     )
@@ -231,9 +237,9 @@ def tasks_table(taskset: TaskSet, config: Config, oracles: OracleSet) -> Table:
     table.add_column(Text("status"), no_wrap=True)
     for task in taskset.tasks:
         table.add_row(
-            Text(task.id),
+            Text(inert_line(task.id)),
             Text(f"#{task.issue}"),
-            Text(task.title),
+            Text(inert_line(task.title)),
             Text(task.fix_commit[:9]),
             Text(f"{len(task.source_files)} src, {len(task.test_files)} test"),
             Text(str(len(task.added_tests))),
@@ -251,7 +257,7 @@ def statement_text(task: Task) -> Text:
         return Text(f"{task.statement_source.describe()}{cut}", style="green")
     if task.statement:
         return Text("ok", style="green")
-    return Text(f"missing: {task.statement_missing}", style="yellow")
+    return Text(inert_line(f"missing: {task.statement_missing}"), style="yellow")
 
 
 def funnel_table(taskset: TaskSet) -> Table:
@@ -280,7 +286,12 @@ def decided_table(taskset: TaskSet) -> Table | None:
         why = item.detail or ""
         if item.retry:
             why += " (asked again next run)"
-        table.add_row(Text(item.commit[:9]), Text(item.title), Text(item.reason.value), Text(why))
+        table.add_row(
+            Text(item.commit[:9]),
+            Text(inert_line(item.title)),
+            Text(item.reason.value),
+            Text(inert_line(why)),
+        )
     return table
 
 
@@ -291,16 +302,16 @@ def task_panel(task: Task, config: Config, oracle: Oracle | None) -> Panel:
     named = f" (named as #{task.reference.number})" if task.reference.number != task.issue else ""
     facts.add_row(Text("issue"), Text(f"#{task.issue}{named}"))
     if task.statement_source is not None:
-        facts.add_row(Text("text from"), Text(task.statement_source.describe()))
+        facts.add_row(Text("text from"), Text(inert_line(task.statement_source.describe())))
         cut = task.statement_source.cut
-        facts.add_row(Text("cut"), Text(", ".join(cut) if cut else "nothing"))
+        facts.add_row(Text("cut"), Text(inert_line(", ".join(cut)) if cut else "nothing"))
     if task.statement_note:
-        facts.add_row(Text("note"), Text(task.statement_note))
+        facts.add_row(Text("note"), Text(inert_line(task.statement_note)))
     facts.add_row(Text("fix"), Text(f"{task.fix_commit}  {task.date:%Y-%m-%d}"))
     facts.add_row(Text("base"), Text(task.base_commit))
-    facts.add_row(Text("source files"), Text(", ".join(task.source_files)))
-    facts.add_row(Text("test files"), Text(", ".join(task.test_files)))
-    facts.add_row(Text("tests added"), Text(", ".join(task.added_tests)))
+    facts.add_row(Text("source files"), Text(inert_line(", ".join(task.source_files))))
+    facts.add_row(Text("test files"), Text(inert_line(", ".join(task.test_files))))
+    facts.add_row(Text("tests added"), Text(inert_line(", ".join(task.added_tests))))
     facts.add_row(Text("status"), status_of(task, config))
     facts.add_row(Text("ground truth"), oracle_text(oracle))
     if oracle is not None:
@@ -310,13 +321,13 @@ def task_panel(task: Task, config: Config, oracle: Oracle | None) -> Panel:
             ("unstable", oracle.unstable),
         ):
             if tests:
-                facts.add_row(Text(label), Text("\n".join(tests)))
+                facts.add_row(Text(label), Text("\n".join(map(inert_line, tests))))
     statement = (
-        Text(task.statement)
+        Text(inert(task.statement))
         if task.statement
-        else Text(f"No issue text: {task.statement_missing}", style="yellow")
+        else Text(inert(f"No issue text: {task.statement_missing}"), style="yellow")
     )
     body = Group(
         facts, Text(""), Text("What the agents are told", style="bold underline"), statement
     )
-    return Panel(body, title=Text(f"{task.id}: {task.title}"), title_align="left")
+    return Panel(body, title=Text(inert_line(f"{task.id}: {task.title}")), title_align="left")

@@ -13,7 +13,7 @@ from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.models import Attempt, Matrix, OracleSet, ResolutionSet, TaskSet
 from bugbout_tui.core.store import Store
 from bugbout_tui.engine.project import Project
-from bugbout_tui.report import Report, build_report, render_markdown
+from bugbout_tui.report import Report, build_report, render_json, render_markdown
 from bugbout_tui.stages.judge import VerdictSet, judge_all
 
 
@@ -97,7 +97,7 @@ def write_report(project: Project, report: Report) -> tuple[Path, Path]:
     store = project.store
     markdown, data = store.root / "report.md", store.root / "report.json"
     store.write_text(markdown, render_markdown(report))
-    store.write_text(data, report.model_dump_json(indent=2) + "\n")
+    store.write_text(data, render_json(report))
     return markdown, data
 
 

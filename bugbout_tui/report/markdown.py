@@ -1,14 +1,17 @@
 """The report as Markdown, written for a reader who has never seen the tool.
 
 Each section opens with a sentence on what it measures and how to read it; every share
-is shown with its interval as `70% (52–83%)`; terms are defined at the end. Names and
-titles come from agents and commit messages, so table cells are escaped.
+is shown with its interval as `70% (52–83%)`; terms are defined at the end. Names,
+titles, file names and reasons come from agents, commit messages and issues: every table
+cell and every such string outside a table goes through `markdown_text` (or
+`markdown_code`), so none can make a link, an image, HTML, a heading or a table row.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bugbout_tui.core.text import markdown_code, markdown_text
 from bugbout_tui.report.model import (
     EXCLUSION_LABELS,
     STATUS_LABELS,
@@ -67,16 +70,12 @@ def render_markdown(report: Report) -> str:
     return "\n\n".join(section.rstrip("\n") for section in sections) + "\n"
 
 
-def _cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: int = 1) -> str:
     """A pipe table; columns from index `numeric` on are right-aligned (counts, shares)."""
     lines = [
-        "| " + " | ".join(_cell(text) for text in header) + " |",
+        "| " + " | ".join(markdown_text(text) for text in header) + " |",
         "|" + "|".join("---:" if i >= numeric else "---" for i in range(len(header))) + "|",
-        *("| " + " | ".join(_cell(text) for text in row) + " |" for row in rows),
+        *("| " + " | ".join(markdown_text(text) for text in row) + " |" for row in rows),
     ]
     return "\n".join(lines)
 
@@ -87,14 +86,15 @@ def _plural(count: int, noun: str, nouns: str | None = None) -> str:
 
 def _title(report: Report) -> str:
     scored = report.picking.scored_tasks
-    names = ", ".join(report.contestants) or "none"
+    names = markdown_text(", ".join(report.contestants) or "none")
     examiners = (
-        f" and {_plural(len(report.examiners), 'examiner')} ({', '.join(report.examiners)})"
+        f" and {_plural(len(report.examiners), 'examiner')} "
+        f"({markdown_text(', '.join(report.examiners))})"
         if report.examiners
         else ""
     )
     return (
-        f"# bugbout report: {report.project}\n\n"
+        f"# bugbout report: {markdown_text(report.project)}\n\n"
         f"{_plural(scored, 'scored task')}, {_plural(len(report.contestants), 'contestant')} "
         f"({names}){examiners}; the judge's policy is `{report.policy}`. Each share comes with "
         "its 95% interval in brackets: on a few dozen bugs these are wide, so read them "
@@ -150,9 +150,9 @@ def _agents(report: Report) -> str:
         )
         parts.append(
             "\n".join(
-                f"- {item.task}, {item.contestant}"
+                f"- {markdown_text(item.task)}, {markdown_text(item.contestant)}"
                 f"{' (examiner)' if item.role == 'examiner' else ''}: "
-                + ", ".join(f"`{path}`" for path in item.files)
+                + ", ".join(markdown_code(path) for path in item.files)
                 for item in section.flagged
             )
         )
@@ -208,7 +208,7 @@ def _picking(report: Report) -> str:
             "taking the best single agent's patch, taking a random agent's patch (the "
             "expected score), and the oracle, which counts a bug when any patch for it was "
             "right: the ceiling for any way of picking. An abstention counts as not right.",
-            f"**{picking.summary}**",
+            f"**{markdown_text(picking.summary)}**",
             _table(["Picker", "Right", "Share"], comparison),
             "Every policy side by side. p compares each policy with the best single agent "
             "bug by bug, so it rests only on the bugs where exactly one of them was right.",
@@ -409,5 +409,6 @@ def _abstentions(rows: Sequence[TaskRow], report: Report) -> str:
     for row in rows:
         pick = next(pick for pick in row.picks if pick.policy == report.policy)
         if pick.pick is None:
-            lines.append(f"- {row.task}: {pick.abstained or 'no reason recorded'}")
+            reason = markdown_text(pick.abstained or "no reason recorded")
+            lines.append(f"- {markdown_text(row.task)}: {reason}")
     return "\n".join(lines)

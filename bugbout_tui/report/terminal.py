@@ -1,7 +1,8 @@
 """The report for a terminal: rich tables, coloured by outcome, readable at 100 columns.
 
-Agent names, task titles and abstention reasons come from agents and commit messages,
-so they go in as `Text`, never as console markup.
+Agent names, file names, task titles and abstention reasons come from agents, commit
+messages and issues: every string of the report is made inert first (`inert_fields`),
+and goes in as `Text`, never as console markup.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from bugbout_tui.core.text import inert_fields
 from bugbout_tui.report.model import (
     EXCLUSION_LABELS,
     STATUS_LABELS,
@@ -44,6 +46,7 @@ STATUS_STYLES = {
 
 def render_terminal(report: Report) -> RenderableType:
     """The whole report as one renderable, for `Console.print`."""
+    report = inert_fields(report)
     parts: list[RenderableType] = [
         Text.assemble(("bugbout report: ", "bold"), (report.project, "bold cyan")),
         Text(

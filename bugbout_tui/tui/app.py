@@ -25,6 +25,7 @@ from textual import on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import HelpPanel
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -41,6 +42,7 @@ from bugbout_tui.core.events import (
     StageFinished,
 )
 from bugbout_tui.core.store import Store
+from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.demo.project import check_pytest, prepare_demo
 from bugbout_tui.engine.bout import RUNNABLE_STAGES, Bout
 from bugbout_tui.engine.project import Project
@@ -482,9 +484,13 @@ class BugboutApp(App[int]):
         """Stop one queued or running attempt; the race goes on without it."""
         bout = self.running_bout
         if bout is not None and bout.cancel_attempt(attempt):
-            self.notify(f"Cancelling {attempt}: it will be recorded as crashed (f retries).")
+            self.notify(
+                f"Cancelling {attempt}: it will be recorded as crashed (f retries).", markup=False
+            )
         else:
-            self.notify(f"{attempt} is not queued or running in this run.", severity="warning")
+            self.notify(
+                f"{attempt} is not queued or running in this run.", severity="warning", markup=False
+            )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
@@ -509,6 +515,22 @@ class BugboutApp(App[int]):
                 )
         if self._quitting:
             self.exit(0)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification of every screen comes here. Messages quote errors, paths and
+        agents, so they are made inert; those that quote them also turn markup off."""
+        super().notify(
+            inert(message), title=inert_line(title), severity=severity, timeout=timeout,
+            markup=markup,
+        )  # fmt: skip
 
     # --- actions -----------------------------------------------------------------------
 
@@ -650,7 +672,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             path = open_demo(args.path)
         except BugboutError as exc:
-            print(f"bugbout-tui: {exc}", file=sys.stderr)
+            print(f"bugbout-tui: {inert(str(exc))}", file=sys.stderr)
             return exc.exit_code
     app = make_app(path, watch=args.watch, start=args.run or args.demo)
     app.run()

@@ -8,7 +8,6 @@ may push while the UI takes.
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from dataclasses import dataclass
 
@@ -46,21 +45,13 @@ class EventFeed:
             return None
 
 
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-"""CSI and OSC sequences and two-byte escapes: colours and titles agents print."""
-
-
-def plain_line(line: str) -> str:
-    """An output line without terminal control sequences, for a plain-text log."""
-    return _ANSI.sub("", line) if "\x1b" in line else line
-
-
 class OutputBook:
     """The most recent output lines of every attempt, for the lane logs.
 
     Lines are numbered from the attempt's first, so a log that has shown `n` of them asks
     for the rest; lines that fell out of the window are simply gone from the view (the
-    attempt's log file keeps them all).
+    attempt's log file keeps them all). Lines are kept as the agent printed them; the
+    widget that shows them makes them inert.
     """
 
     def __init__(self, keep: int = 400) -> None:
@@ -72,7 +63,7 @@ class OutputBook:
         lines = self._lines.get(attempt)
         if lines is None:
             lines = self._lines[attempt] = deque(maxlen=self._keep)
-        lines.append(plain_line(line))
+        lines.append(line)
         self._counts[attempt] = self._counts.get(attempt, 0) + 1
 
     def count(self, attempt: str) -> int:

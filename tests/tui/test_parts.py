@@ -18,10 +18,11 @@ from bugbout_tui.core.store import Store
 from bugbout_tui.engine.state import BoutState
 from bugbout_tui.tui.app import lock_holder
 from bugbout_tui.tui.config_form import parse_field, show_value
-from bugbout_tui.tui.feed import OutputBook, plain_line
+from bugbout_tui.tui.feed import OutputBook
 from bugbout_tui.tui.matrix_view import Filters, cell_tests, matrix_grid
 from bugbout_tui.tui.screens.tasks import task_status
 from bugbout_tui.tui.watch import JournalReader
+from bugbout_tui.tui.widgets.tail import OutputTail
 
 
 def _line(event: BoutStarted | StageStarted | AttemptOutput) -> str:
@@ -86,9 +87,12 @@ def test_the_output_book_hands_each_log_only_its_new_lines() -> None:
     assert book.since("b/y", 0) == []
 
 
-def test_terminal_colours_are_taken_out_of_log_lines() -> None:
-    assert plain_line("\x1b[32mok\x1b[0m done\x1b]0;title\x07") == "ok done"
-    assert plain_line("[bold]not markup[/]") == "[bold]not markup[/]"
+def test_a_lane_log_keeps_the_text_of_its_lines_and_nothing_a_terminal_obeys() -> None:
+    tail = OutputTail()
+    tail.write_lines(
+        ["\x1b[32mok\x1b[0m done\x1b]0;title\x07", "[bold]not markup[/]", "\x9b2J\u202eabc\tx\r"]
+    )
+    assert tail.lines == ["ok done", "[bold]not markup[/]", "abc x "]
 
 
 def test_a_cell_counts_passes_and_marks_reproductions() -> None:

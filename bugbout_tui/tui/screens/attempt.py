@@ -1,7 +1,7 @@
 """One attempt in full: what it was asked, what it printed, what it changed, what it cost.
 
-Everything shown here comes from the agent, so it is drawn as plain text (or as a
-syntax-highlighted diff), never read as markup.
+Everything shown here comes from the agent, so it is made inert and drawn as plain
+text (or as a syntax-highlighted diff), never read as markup.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from textual.worker import Worker
 
 from bugbout_tui.agents.base import STDERR_LOG, STDOUT_LOG
 from bugbout_tui.core.models import Attempt
-from bugbout_tui.tui.feed import plain_line
+from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.tui.screens.base import BoutScreen
 from bugbout_tui.tui.watch import LineTail
 from bugbout_tui.tui.widgets.badges import clock_text, phase_badge, tokens_text
@@ -64,7 +64,7 @@ def read_attempt_files(logdir: str | None, prompt_file: str | None) -> AttemptFi
     logs: list[list[str]] = []
     for name in (STDOUT_LOG, STDERR_LOG):
         text = _read(folder / name) if folder is not None else None
-        logs.append([plain_line(line) for line in (text or "").splitlines()])
+        logs.append([inert_line(line) for line in (text or "").splitlines()])
     stdout, stderr = logs
     dropped = max(0, len(stdout) + len(stderr) - LOG_LIMIT)
     return AttemptFiles(prompt, stdout, stderr, dropped)
@@ -74,7 +74,7 @@ def follow_logs(tails: tuple[LineTail, LineTail]) -> list[str]:
     """New lines of both streams, as plain text; standard error's are marked."""
 
     def new_lines(tail: LineTail) -> list[str]:
-        return [plain_line(line.decode("utf-8", errors="replace")) for line in tail.read()]
+        return [inert_line(line.decode("utf-8", errors="replace")) for line in tail.read()]
 
     out, err = tails
     return new_lines(out) + [STDERR_MARK + line for line in new_lines(err)]
@@ -99,7 +99,7 @@ def patch_view(attempt: Attempt) -> RenderableType:
         files.add_column(column)
     for change in patch.files:
         files.add_row(
-            Text(change.path),
+            Text(inert_line(change.path)),
             change.part,
             change.status,
             Text(str(change.added_lines), style="green"),
@@ -115,9 +115,9 @@ def patch_view(attempt: Attempt) -> RenderableType:
         diff = getattr(patch, part)
         if diff:
             parts.append(Text(f"\n{heading}", style="bold"))
-            parts.append(Syntax(diff, "diff", theme="ansi_dark", word_wrap=False))
+            parts.append(Syntax(inert(diff), "diff", theme="ansi_dark", word_wrap=False))
     for note in patch.notes:
-        parts.append(Text(f"note: {note}", style="yellow"))
+        parts.append(Text(f"note: {inert_line(note)}", style="yellow"))
     return Group(*parts)
 
 
@@ -127,7 +127,7 @@ def summary_view(attempt: Attempt | None, phase: str, seconds: float | None) -> 
     facts.add_column()
     facts.add_row("status", phase_badge(attempt.status if attempt else phase))
     if attempt is not None and attempt.detail:
-        facts.add_row("why", Text(attempt.detail))
+        facts.add_row("why", Text(inert(attempt.detail)))
     if seconds is not None:
         facts.add_row("time", clock_text(seconds))
     if attempt is None:
@@ -143,8 +143,8 @@ def summary_view(attempt: Attempt | None, phase: str, seconds: float | None) -> 
     facts.add_row("cost", cost or Text("not reported by the agent", style="dim"))
     changed = len(attempt.patch.files)
     facts.add_row("changed", f"{changed} file{'s' if changed != 1 else ''}")
-    facts.add_row("logs", Text(attempt.logdir or "–", style="dim"))
-    summary = Text(attempt.summary or "The agent left no closing message.")
+    facts.add_row("logs", Text(inert_line(attempt.logdir or "–"), style="dim"))
+    summary = Text(inert(attempt.summary or "The agent left no closing message."))
     heading = Text("\nThe agent's closing message (its own words, not evidence):", style="bold")
     return Group(facts, heading, summary)
 
@@ -221,7 +221,9 @@ class AttemptScreen(BoutScreen):
         seconds = record.seconds if record else None
         if seconds is None and view is not None and view.started_at is not None:
             seconds = (self.bout.now() - view.started_at).total_seconds()
-        title = Text.assemble((self.task_id, "bold"), " · ", (self.contestant, "bold cyan"), "  ")
+        title = Text.assemble((inert_line(self.task_id), "bold"), " · ")
+        title.append(inert_line(self.contestant), style="bold cyan")
+        title.append("  ")
         title.append_text(phase_badge(phase))
         if seconds is not None:
             title.append(f"  {clock_text(seconds)}", style="dim")
@@ -268,9 +270,10 @@ class AttemptScreen(BoutScreen):
     def _files_read(self, message: FilesRead) -> None:
         files = message.files
         prompt = files.prompt
-        self.query_one("#attempt-prompt", Static).update(
-            Text(prompt) if prompt is not None else Text("No prompt was written.", style="dim")
-        )
+        shown = Text("No prompt was written.", style="dim")
+        if prompt is not None:
+            shown = Text(inert(prompt))
+        self.query_one("#attempt-prompt", Static).update(shown)
         if self._tails is not None:
             return  # running: the log fills as it grows, from its first line
         log = self.query_one("#attempt-log", Log)

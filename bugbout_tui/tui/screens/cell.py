@@ -1,4 +1,7 @@
-"""One cell of a matrix: each test an author wrote, on one tree, with its failure text."""
+"""One cell of a matrix: each test an author wrote, on one tree, with its failure text.
+
+Test names and failure texts are the agents': they are shown inert, never as markup.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.tui.matrix_view import BASE, Filters, TestLine, cell_tests
 from bugbout_tui.tui.screens.base import BoutScreen
 from bugbout_tui.tui.widgets.badges import outcome_text
@@ -64,23 +68,23 @@ class CellScreen(BoutScreen):
         matrix = self.bout.records.matrices.get(self.task_id)
         title = self.query_one("#cell-title", Static)
         if matrix is None:
-            title.update(Text(f"No matrix for {self.task_id}.", style="yellow"))
+            title.update(Text(f"No matrix for {inert_line(self.task_id)}.", style="yellow"))
             return
         author = next((a for a in matrix.authors if a.name == self.author), None)
         kind = author.kind if author is not None else "author"
         where = (
             "the unfixed base"
             if self.tree_name == BASE
-            else f"base + the patch of {self.tree_name}"
+            else f"base + the patch of {inert_line(self.tree_name)}"
         )
         header = Text.assemble(
-            (self.task_id, "bold"), " · tests by ", (self.author, "bold cyan"), f" ({kind}) on ",
-            (where, "bold"),
+            (inert_line(self.task_id), "bold"), " · tests by ",
+            (inert_line(self.author), "bold cyan"), f" ({kind}) on ", (where, "bold"),
         )  # fmt: skip
         run = matrix.trees.get(self.tree_name)
         if run is not None and run.error:
             header.append("\nthe run on this tree failed as a whole: ", style="bold red")
-            header.append(run.error, style="red")
+            header.append(inert_line(run.error), style="red")
         header.append("   esc returns", style="dim")
         title.update(header)
         self._lines = cell_tests(matrix, self.tree_name, self.author, self.filters)
@@ -88,7 +92,7 @@ class CellScreen(BoutScreen):
         table.clear()
         for line in self._lines:
             table.add_row(
-                Text(line.test),
+                Text(inert_line(line.test)),
                 outcome_text(line.cell.outcome if line.cell else None),
                 outcome_text(line.base.outcome if line.base else None),
                 reproduction_text(line),
@@ -109,7 +113,7 @@ class CellScreen(BoutScreen):
                                style="dim"))  # fmt: skip
             return
         line = self._lines[row]
-        parts = [Text.assemble(("test ", "dim"), (line.test, "bold"))]
+        parts = [Text.assemble(("test ", "dim"), (inert_line(line.test), "bold"))]
         if line.reproduction:
             parts.append(Text("⚑ a reproduction: it fails on the unfixed code, so it tests the "
                               "bug",
@@ -120,5 +124,5 @@ class CellScreen(BoutScreen):
             head = Text.assemble((f"\n{label}: ", "bold"), outcome_text(cell.outcome))
             parts.append(head)
             if cell.message:
-                parts.append(Text(cell.message))
+                parts.append(Text(inert(cell.message)))
         detail.update(Group(*parts))

@@ -30,6 +30,7 @@ from bugbout_tui.core.config_errors import (
     dotted,
 )
 from bugbout_tui.core.errors import BugboutError
+from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.tui.config_form import (
     AGENT_TABLES,
     OPTIONS,
@@ -67,6 +68,11 @@ class FormRow:
 
 Cells = tuple[tuple[str, str], tuple[str, str], tuple[str, str]]
 """(text, style) of the key, value and note columns: compared to find changed cells."""
+
+
+def _cell(text: str, style: str) -> Text:
+    """A table cell; values and problems quote the file, which may come with a clone."""
+    return Text(inert_line(text), style=style)
 
 
 def problem_text(problem: ConfigProblem) -> str:
@@ -221,7 +227,7 @@ class ConfigScreen(BoutScreen):
             for row in rows:
                 cells = self._cells(row)
                 self._shown[row.key] = cells
-                table.add_row(*(Text(text, style=style) for text, style in cells), key=row.key)
+                table.add_row(*(_cell(text, style) for text, style in cells), key=row.key)
             if keep in self._rows:
                 table.move_cursor(row=table.get_row_index(keep))
             elif rows:
@@ -299,7 +305,7 @@ class ConfigScreen(BoutScreen):
                 found.setdefault(row, []).append(problem_text(problem))
         shown = self.query_one("#config-problems", Static)
         shown.display = bool(general)
-        shown.update(Text("\n".join(general), style="red"))
+        shown.update(Text(inert("\n".join(general)), style="red"))
         return {key: "; ".join(messages) for key, messages in found.items()}
 
     def _row_for(self, key: str) -> str | None:
@@ -324,7 +330,7 @@ class ConfigScreen(BoutScreen):
                 for column, new, was in zip(("key", "value", "note"), cells,
                                             old or ((), (), ()), strict=True):  # fmt: skip
                     if new != was:
-                        table.update_cell(key, column, Text(new[0], style=new[1]))
+                        table.update_cell(key, column, _cell(*new))
                 self._shown[key] = cells
         self._show_status()
         self._show_detail(self._highlighted())
@@ -333,7 +339,7 @@ class ConfigScreen(BoutScreen):
         status = Text(display_path(self.bout.config_path), style="bold")
         if self.document is None:
             status.append("  cannot be edited here until it is valid TOML:\n", style="bold red")
-            status.append(self._load_error or "", style="red")
+            status.append(inert(self._load_error or ""), style="red")
             self.query_one("#config-status", Static).update(status)
             return
         if self.document.modified:
@@ -361,8 +367,8 @@ class ConfigScreen(BoutScreen):
             detail.update("")
             return
         (label, _), _, (note, style) = self._shown.get(row.key) or self._cells(row)
-        head = Text(dotted(row.loc) if row.loc else label.strip(), style="bold")
-        detail.update(Text.assemble(head, "  ", (note, style)))
+        head = Text(inert_line(dotted(row.loc) if row.loc else label.strip()), style="bold")
+        detail.update(Text.assemble(head, "  ", (inert_line(note), style)))
 
     # --- editing -------------------------------------------------------------------------
 

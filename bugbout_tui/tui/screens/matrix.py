@@ -1,4 +1,8 @@
-"""The Matrix screen: per task, every author's tests on the base and on every patch."""
+"""The Matrix screen: per task, every author's tests on the base and on every patch.
+
+Author and patch names come from the config, task ids from the repository: labels show
+them inert.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from bugbout_tui.core.models import Author, Matrix
+from bugbout_tui.core.text import inert_line
 from bugbout_tui.tui.matrix_view import BASE, CellSummary, Filters, MatrixGrid, matrix_grid
 from bugbout_tui.tui.screens.base import BoutScreen
 from bugbout_tui.tui.screens.cell import CellScreen
@@ -36,12 +41,14 @@ def _patches(count: int) -> tuple[str, str]:
 def tree_label(tree: str) -> Text:
     if tree == BASE:
         return Text("base (unfixed)", style="bold")
-    return Text.assemble(("patch ", "dim"), (tree, "bold"))
+    return Text.assemble(("patch ", "dim"), (inert_line(tree), "bold"))
 
 
 def author_label(author: Author) -> Text:
     kind = {"contestant": "contestant", "examiner": "examiner", "suite": "repository"}
-    return Text.assemble((author.name, "bold"), "\n", (kind.get(author.kind, author.kind), "dim"))
+    return Text.assemble(
+        (inert_line(author.name), "bold"), "\n", (kind.get(author.kind, author.kind), "dim")
+    )
 
 
 def cell_text(cell: CellSummary, tree: str) -> Text:
@@ -109,7 +116,8 @@ class MatrixScreen(BoutScreen):
             self._tasks = tasks
             listing = self.query_one("#matrix-tasks", OptionList)
             listing.set_options(
-                Option(Text.assemble((task, "bold"), _patches(len(matrices[task].patches)),
+                Option(Text.assemble((inert_line(task), "bold"),
+                                     _patches(len(matrices[task].patches)),
                                      no_wrap=True, overflow="ellipsis"), id=task)
                 for task in tasks
             )  # fmt: skip
@@ -172,7 +180,7 @@ class MatrixScreen(BoutScreen):
             ("on" if self.filters.only_disagreements else "off",
              "bold" if self.filters.only_disagreements else "dim"),
         )  # fmt: skip
-        title.update(Text.assemble(("Task ", "dim"), (matrix.task, "bold"), filters))
+        title.update(Text.assemble(("Task ", "dim"), (inert_line(matrix.task), "bold"), filters))
         if not force and grid == self._grid:
             return
         self._fill(grid)
@@ -189,7 +197,10 @@ class MatrixScreen(BoutScreen):
         )  # fmt: skip
         if not grid.authors:
             self.query_one("#matrix-title", Static).update(
-                Text(f"Task {grid.task}: no test is left under these filters.", style="yellow")
+                Text(
+                    f"Task {inert_line(grid.task)}: no test is left under these filters.",
+                    style="yellow",
+                )
             )
 
     @on(CellGrid.CellSelected, "#matrix-grid")

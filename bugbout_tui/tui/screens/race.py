@@ -12,6 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Container
 from textual.widgets import Static
 
+from bugbout_tui.core.text import inert_line
 from bugbout_tui.engine.race import RETRYABLE
 from bugbout_tui.engine.state import BoutState
 from bugbout_tui.tui.screens.attempt import AttemptScreen
@@ -69,13 +70,13 @@ def race_summary(state: BoutState) -> Text:
         if view is not None and view.total:
             line.append(f" {view.done}/{view.total}")
         if view is not None and view.detail:
-            line.append(f" · {view.detail}", style="dim")
+            line.append(f" · {inert_line(view.detail)}", style="dim")
         line.append(" · lanes appear when the race begins", style="dim")
     if state.test_runs_running:
         line.append("   tests running: ", style="dim")
-        line.append(", ".join(sorted(state.test_runs_running)))
+        line.append(inert_line(", ".join(sorted(state.test_runs_running))))
     if state.message:
-        line.append(f"   {state.message}", style="dim")
+        line.append(f"   {inert_line(state.message)}", style="dim")
     line.no_wrap = True
     line.overflow = "ellipsis"
     return line

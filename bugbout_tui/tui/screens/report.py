@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from bugbout_tui.core.errors import BugboutError
+from bugbout_tui.core.text import inert
 from bugbout_tui.engine.reporting import load_report, write_report
 from bugbout_tui.report import Report, render_terminal
 from bugbout_tui.tui.screens.base import BoutScreen
@@ -68,7 +69,7 @@ class ReportScreen(BoutScreen):
         body = self.query_one("#report-body", Static)
         self.report = message.report
         if message.report is None:
-            body.update(Text(message.error or "", style="yellow"))
+            body.update(Text(inert(message.error or ""), style="yellow"))
             return
         body.update(render_terminal(message.report))
 

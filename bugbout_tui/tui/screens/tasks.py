@@ -2,7 +2,8 @@
 
 Decisions go to `[tasks] include` / `exclude` in bugbout.toml (through the same
 comment-keeping editor as the Config screen), so they are reviewable in the file and
-reversible here or there.
+reversible here or there. Titles, issue text, file and test names and the fix's diff come
+from the repository and its issues: they are shown inert, as `Text`, never as markup.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from bugbout_tui.core.config import Decision, TasksConfig
 from bugbout_tui.core.config_doc import ConfigDocument
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.models import Oracle, OracleSet, Task, TaskSet
+from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.git import open_repository, run_git
 from bugbout_tui.tui.screens.base import BoutScreen
@@ -40,7 +42,7 @@ Row = tuple[tuple[str, str], ...]
 
 def cell_text(value: tuple[str, str]) -> Text:
     text, style = value
-    return Text(text, style=style, no_wrap=True, overflow="ellipsis")
+    return Text(inert_line(text), style=style, no_wrap=True, overflow="ellipsis")
 
 
 @dataclass(frozen=True)
@@ -87,15 +89,15 @@ def issue_view(task: Task) -> RenderableType:
     head = Text(f"Issue #{task.issue}", style="bold")
     if task.statement is None:
         why = task.statement_missing or "unknown"
-        return Group(head, Text(f"\nNo issue text could be read ({why}).", style="yellow"),
+        return Group(head, Text(inert(f"\nNo issue text could be read ({why})."), style="yellow"),
                      Text("Tasks without text are not raced.", style="dim"))  # fmt: skip
     parts: list[RenderableType] = [
         head,
         Text("As the agents see it: descriptions of the fix are removed.\n", style="dim"),
-        Text(task.statement),
+        Text(inert(task.statement)),
     ]
     if task.statement_note:
-        parts.append(Text(f"\n{task.statement_note}", style="dim"))
+        parts.append(Text(inert(f"\n{task.statement_note}"), style="dim"))
     return Group(*parts)
 
 
@@ -105,9 +107,10 @@ def tests_view(task: Task, oracle: Oracle | None) -> RenderableType:
     facts.add_column()
     facts.add_row("fix commit", task.fix_commit[:12])
     facts.add_row("base commit", Text(f"{task.base_commit[:12]} (the agents start here)"))
-    facts.add_row("source files", Text(", ".join(task.source_files)))
-    facts.add_row("test files", Text(", ".join(task.test_files) + " (hidden from agents)"))
-    facts.add_row("tests added", Text(", ".join(task.added_tests) or "–"))
+    facts.add_row("source files", Text(inert_line(", ".join(task.source_files))))
+    tests_shown = inert_line(", ".join(task.test_files))
+    facts.add_row("test files", Text(f"{tests_shown} (hidden from agents)"))
+    facts.add_row("tests added", Text(inert_line(", ".join(task.added_tests)) or "–"))
     if oracle is None:
         facts.add_row("ground truth", Text("not established yet", style="dim"))
         return facts
@@ -115,7 +118,7 @@ def tests_view(task: Task, oracle: Oracle | None) -> RenderableType:
         "ground truth",
         Text("scored", style="green")
         if oracle.scored
-        else Text(f"not scored: {oracle.reason}", style="yellow"),
+        else Text(inert_line(f"not scored: {oracle.reason}"), style="yellow"),
     )
     parts: list[RenderableType] = [facts]
     for heading, tests, style in (
@@ -125,7 +128,7 @@ def tests_view(task: Task, oracle: Oracle | None) -> RenderableType:
     ):
         parts.append(Text(f"\n{heading}: {len(tests)}", style="bold"))
         shown = tests if style != "dim" else tests[:20]
-        parts.extend(Text(f"  {test}", style=style) for test in shown)
+        parts.extend(Text(f"  {inert_line(test)}", style=style) for test in shown)
         if len(shown) < len(tests):
             parts.append(Text(f"  … {len(tests) - len(shown)} more", style="dim"))
     return Group(*parts)
@@ -299,7 +302,7 @@ class TasksScreen(BoutScreen):
             self._read_fix(task.fix_commit)
 
     def _fix_view(self, commit: str) -> RenderableType:
-        return Syntax(self._fixes[commit], "diff", theme="ansi_dark", word_wrap=False)
+        return Syntax(inert(self._fixes[commit]), "diff", theme="ansi_dark", word_wrap=False)
 
     @work(thread=True, group="fix", exit_on_error=False)
     def _read_fix(self, commit: str) -> None:

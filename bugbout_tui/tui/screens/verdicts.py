@@ -2,7 +2,8 @@
 
 Verdicts are recomputed from the stored matrices under all four policies when the store
 is read, so switching the policy here shows its verdicts at once, and saving it makes it
-the project's `[judge] policy`.
+the project's `[judge] policy`. Test, author and patch names and the judge's reasons
+(which quote them) are shown inert; the nodes keep the names themselves to find cells.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from textual.widgets.tree import TreeNode
 from bugbout_tui.core.config import Policy
 from bugbout_tui.core.config_doc import ConfigDocument
 from bugbout_tui.core.errors import BugboutError
+from bugbout_tui.core.text import inert_line
 from bugbout_tui.stages.judge import POLICIES, Assessment, CellRef, Verdict
 from bugbout_tui.tui.records import Records
 from bugbout_tui.tui.screens.base import BoutScreen
@@ -35,7 +37,7 @@ def pick_text(verdict: Verdict | None, records: Records) -> Text:
         return NO_VERDICT
     if verdict.pick is None:
         return Text("abstain", style="dim italic")
-    text = Text(verdict.pick, style="bold")
+    text = Text(inert_line(verdict.pick), style="bold")
     resolution = records.resolution(verdict.task, verdict.pick)
     if resolution is not None:
         right = resolution.status == "resolved"
@@ -44,9 +46,10 @@ def pick_text(verdict: Verdict | None, records: Records) -> Text:
 
 
 def cell_label(ref: CellRef) -> Text:
-    where = "base" if ref.tree == "base" else f"patch {ref.tree}"
+    where = "base" if ref.tree == "base" else f"patch {inert_line(ref.tree)}"
     return Text.assemble(
-        (ref.test, ""), "  ", (ref.author, "cyan"), " on ", (where, "bold"), ": ",
+        (inert_line(ref.test), ""), "  ", (inert_line(ref.author), "cyan"), " on ", (where, "bold"),
+        ": ",
         outcome_text(ref.outcome),
     )  # fmt: skip
 
@@ -58,11 +61,11 @@ def _add_cells(node: TreeNode[CellRef | None], cells: list[CellRef]) -> None:
 
 def _assessment_label(assessment: Assessment, picked: bool) -> Text:
     mark, style = ("✓ ", "bold green") if assessment.approved else ("✗ ", "bold red")
-    label = Text.assemble((mark, style), (assessment.patch, "bold"))
+    label = Text.assemble((mark, style), (inert_line(assessment.patch), "bold"))
     if picked:
         label.append(" (the pick)", style="bold green")
     label.append(f": {'approved' if assessment.approved else 'rejected'} — ")
-    label.append(assessment.reason)
+    label.append(inert_line(assessment.reason))
     return label
 
 
@@ -74,9 +77,11 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
     """The rule trail of one verdict, with the cells behind each step as leaves."""
     tree.clear()
     root = tree.root
-    head = Text.assemble((verdict.task, "bold"), " under ", (verdict.policy, "bold cyan"), ": ")
+    head = Text.assemble(
+        (inert_line(verdict.task), "bold"), " under ", (verdict.policy, "bold cyan"), ": "
+    )
     if verdict.pick is not None:
-        head.append(f"picks {verdict.pick}", style="bold green")
+        head.append(f"picks {inert_line(verdict.pick)}", style="bold green")
         resolution = records.resolution(verdict.task, verdict.pick)
         if resolution is not None:
             right = resolution.status == "resolved"
@@ -87,7 +92,7 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
             )
     else:
         head.append("abstains: ", style="bold yellow")
-        head.append(verdict.abstained or "")
+        head.append(inert_line(verdict.abstained or ""))
     tree.root.set_label(head)
     reps = {author: tests for author, tests in verdict.reproductions.items() if tests}
     count = sum(len(tests) for tests in reps.values())
@@ -101,7 +106,7 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
     )
     for author, tests in sorted(reps.items()):
         author_node = repro_node.add(
-            Text.assemble((author, "cyan"), f": {_plural(len(tests), 'test')}")
+            Text.assemble((inert_line(author), "cyan"), f": {_plural(len(tests), 'test')}")
         )
         _add_cells(
             author_node,
@@ -119,7 +124,7 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
     )
     for assessment in verdict.assessments:
         node = patches.add(_assessment_label(assessment, assessment.patch == verdict.pick))
-        independent = ", ".join(assessment.independent) or "none"
+        independent = inert_line(", ".join(assessment.independent)) or "none"
         node.add_leaf(Text.assemble(("independent authors: ", "bold"), independent))
         support = node.add(
             Text.assemble(
@@ -129,7 +134,7 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
             )
         )
         for author, share in sorted(assessment.support_by_author.items()):
-            support.add_leaf(Text.assemble((author, "cyan"), f": {share:.2f}"))
+            support.add_leaf(Text.assemble((inert_line(author), "cyan"), f": {share:.2f}"))
         breaks = node.add(
             Text.assemble(
                 ("breakages: ", "bold"),
@@ -141,7 +146,7 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
             counted = "counted" if breakage.counted else "not counted"
             item = breaks.add(
                 Text.assemble(
-                    (breakage.test, ""), "  ", (breakage.author, "cyan"),
+                    (inert_line(breakage.test), ""), "  ", (inert_line(breakage.author), "cyan"),
                     f": kept passing by {breakage.kept_by} of {breakage.others} other patches — ",
                     (counted, "bold red" if breakage.counted else "dim"),
                 )
@@ -160,7 +165,9 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
         for patch, resolution in scored:
             status = resolution.status if resolution is not None else "not scored"
             truth.add_leaf(
-                Text.assemble((patch, "bold"), ": ", (status, RESOLUTION_STYLES.get(status, "")))
+                Text.assemble(
+                    (inert_line(patch), "bold"), ": ", (status, RESOLUTION_STYLES.get(status, ""))
+                )
             )
     root.expand()
 
@@ -218,7 +225,7 @@ class VerdictsScreen(BoutScreen):
             for task in sorted(records.verdicts):
                 verdicts = records.verdicts[task]
                 table.add_row(
-                    Text(task, style="bold"),
+                    Text(inert_line(task), style="bold"),
                     *(pick_text(verdicts.get(policy), records) for policy in POLICIES),
                     key=task,
                 )

@@ -1,4 +1,7 @@
-"""Small modal questions: a message and a row of buttons, answered by the button's id."""
+"""Small modal questions: a message and a row of buttons, answered by the button's id.
+
+Titles and messages may quote paths and names, so they are shown inert, never as markup.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
+
+from bugbout_tui.core.text import inert, inert_line
 
 
 class Choice(ModalScreen[str]):
@@ -51,8 +56,8 @@ class Choice(ModalScreen[str]):
     ) -> None:
         """`buttons` are (id, label, variant); the first one has the focus."""
         super().__init__()
-        self._title = title
-        self._message = Text(message) if isinstance(message, str) else message
+        self._title = inert_line(title)
+        self._message = Text(inert(message)) if isinstance(message, str) else message
         self._buttons = buttons
 
     def compose(self) -> ComposeResult:

@@ -2,7 +2,8 @@
 
 Agents sharing a quota (one plan, one rate limit) take turns, so a lane is the natural
 unit to watch: at most `capacity` attempts run in it at once. The lane redraws only
-what changed since its last redraw, and its log takes new lines in one batch.
+what changed since its last redraw, and its log takes new lines in one batch. Names and
+the parking message come from the config and from agents: they are shown inert.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Container
 from textual.widgets import Static
 
+from bugbout_tui.core.text import inert_line
 from bugbout_tui.engine.state import AttemptView, BoutState, LaneView
 from bugbout_tui.tui.feed import OutputBook
 from bugbout_tui.tui.widgets.badges import PHASES, clock_text, phase_symbol, tokens_text
@@ -49,8 +51,8 @@ def shown_phase(view: AttemptView, ended: bool) -> str:
 def attempt_prompt(view: AttemptView, now: datetime, ended: bool = False) -> Text:
     """One attempt as a line of the lane's list."""
     phase = shown_phase(view, ended)
-    line = Text.assemble(phase_symbol(phase), " ", (view.task, "bold"), " · ")
-    line.append(view.contestant)
+    line = Text.assemble(phase_symbol(phase), " ", (inert_line(view.task), "bold"), " · ")
+    line.append(inert_line(view.contestant))
     if view.role == "examiner" and "examiner" not in view.contestant:
         line.append(" (examiner)", style="dim")
     took = elapsed(view, now)
@@ -149,7 +151,7 @@ class LaneBox(Container):
         now: datetime,
         ended: bool,
     ) -> None:
-        head = Text.assemble((self.quota, "bold"), (f"  {capacity} at a time", "dim"))
+        head = Text.assemble((inert_line(self.quota), "bold"), (f"  {capacity} at a time", "dim"))
         head.append(
             f" · {len(lane.running)} running · {len(lane.queued)} queued · "
             f"{len(lane.finished)} done",
@@ -158,13 +160,13 @@ class LaneBox(Container):
         second: Text
         if lane.parked is not None:
             second = Text("‖ parked on a usage limit: ", style="bold magenta")
-            second.append(lane.parked, style="magenta")
+            second.append(inert_line(lane.parked), style="magenta")
         elif running and ended:
             second = Text(f"■ {len(running)} stopped with the run; s carries on", style="yellow")
         elif running:
             view = running[0]
-            second = Text.assemble(("▶ ", "bold yellow"), (view.task, "bold"), " · ")
-            second.append(view.contestant)
+            second = Text.assemble(("▶ ", "bold yellow"), (inert_line(view.task), "bold"), " · ")
+            second.append(inert_line(view.contestant))
             took = elapsed(view, now)
             if took is not None:
                 second.append(f" · {clock_text(took)}", style="yellow")

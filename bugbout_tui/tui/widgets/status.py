@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from bugbout_tui.core.events import Stage
+from bugbout_tui.core.text import inert_line
 from bugbout_tui.engine.state import BoutState
 
 
@@ -95,7 +96,7 @@ class StatusHeader(Static):
         mode: str,
         note: Text | None = None,
     ) -> None:
-        first = Text.assemble(("bugbout ", "bold"), (project, "bold cyan"), "  ")
+        first = Text.assemble(("bugbout ", "bold"), (inert_line(project), "bold cyan"), "  ")
         first.append(f"{engine.label}", style=engine.style)
         if engine.elapsed:
             first.append(f" {engine.elapsed}", style="dim")

@@ -4,12 +4,12 @@ A `Log` grows its virtual size with every line, and every change of size is a la
 pass over the whole screen; with eight chatty lanes that is most of what the app does.
 This widget's size is set by the layout alone, so new lines cost a repaint of its own
 region, and each row is one plain segment cropped to the width. Scrolling back is for
-the attempt's own screen, which reads the log file.
+the attempt's own screen, which reads the log file. Every line is an agent's, so each is
+made inert on its way in: no colour, no control, nothing the terminal would obey.
 """
 
 from __future__ import annotations
 
-import re
 from collections import deque
 
 from rich.cells import cell_len
@@ -19,11 +19,10 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
+from bugbout_tui.core.text import inert_line
+
 KEPT = 200
 """Lines held: more than any lane is tall."""
-
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
-"""What must never reach the terminal from an agent's output (tabs are expanded first)."""
 
 
 class OutputTail(Widget):
@@ -58,7 +57,7 @@ class OutputTail(Widget):
         self.write_lines([line])
 
     def write_lines(self, lines: list[str]) -> None:
-        self._lines.extend(_CONTROL.sub("�", line.expandtabs()) for line in lines)
+        self._lines.extend(map(inert_line, lines))
         self.refresh()
 
     def render_lines(self, crop: Region) -> list[Strip]:
