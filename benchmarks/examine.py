@@ -5,8 +5,9 @@ and the repository's suite: seven trees, seven runs on each. Every author's run 
 apart from the others (a process of its own in a copy of the tree, forked from one warm
 pytest per tree inside one sandbox per tree). This times that matrix against the design
 it replaced, where one pytest process per tree ran every author together, on the same
-trees in the same conditions, and prints the sandboxes, the pytest runs and the ratio
-of wall times. The target: apart costs at most twice together.
+trees in the same conditions, and against one tree (the same authors on the unfixed
+code alone); it prints the sandboxes, the pytest runs and the ratios of wall times. The
+target: apart costs at most twice together.
 
     python benchmarks/examine.py [--rounds 3] [--tests 200] [--work 1000]
 """
@@ -136,16 +137,18 @@ def build_project(root: Path, tests: int, work: int) -> tuple[Project, Task]:
     return Project.load(repo), task
 
 
-def make_attempts(project: Project, task: Task, scratch: Path) -> list[Attempt]:
-    """Six contestants, each returning a different value for `mean([])` and testing it."""
+def make_attempts(project: Project, task: Task, scratch: Path, *, patches: bool) -> list[Attempt]:
+    """Six contestants, each testing its own value for `mean([])` and, with `patches`,
+    returning it."""
     attempts = []
     for n in range(PATCHES):
         copy = prepare_working_copy(
-            project.dir, task.base_commit, scratch / f"wc-{n}", hidden=task.test_files
+            project.dir, task.base_commit, scratch / f"wc-{patches}-{n}", hidden=task.test_files
         )
-        (copy.path / "src/calc/ops.py").write_text(
-            OPS.replace("    return", f"    if not xs:\n        return {n}\n    return")
-        )
+        if patches:
+            (copy.path / "src/calc/ops.py").write_text(
+                OPS.replace("    return", f"    if not xs:\n        return {n}\n    return")
+            )
         (copy.path / f"tests/test_regression_{n}.py").write_text(REGRESSION.format(n=n, value=n))
         patch = harvest(copy, source_dir="src/calc", tests_dir="tests")
         now = datetime.now(UTC)
@@ -244,21 +247,32 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bugbout-bench-") as tmp:
         os.environ["BUGBOUT_HOME"] = str(Path(tmp) / "home")
         project, task = build_project(Path(tmp), args.tests, args.work)
-        attempts = make_attempts(project, task, Path(tmp))
+        attempts = make_attempts(project, task, Path(tmp), patches=True)
+        tests_only = make_attempts(project, task, Path(tmp), patches=False)
         examine(project, task, attempts, sandbox)  # warm the pristine tree and the page cache
         ratios: list[float] = []
+        per_tree: list[float] = []
         for round_number in range(1, args.rounds + 1):
+            one_tree, _ = examine(project, task, tests_only, sandbox)
             apart, trees = examine(project, task, attempts, sandbox)
             shared = together(trees, sandbox, Path(tmp) / "together")
             runs = sum(len(tree_runs) for _, tree_runs in trees)
             ratios.append(apart / shared)
+            per_tree.append(apart / one_tree)
             print(
-                f"round {round_number}: apart {apart:.2f} s in {len(trees)} sandboxes, "
-                f"{runs} pytest runs; together {shared:.2f} s in {len(trees)} pytest "
-                f"processes; apart / together {apart / shared:.2f}"
+                f"round {round_number}: matrix {apart:.2f} s in {len(trees)} sandboxes, "
+                f"{runs} pytest runs ({apart / one_tree:.2f} × one tree, {one_tree:.2f} s); "
+                f"together {shared:.2f} s in {len(trees)} pytest processes; "
+                f"apart / together {apart / shared:.2f}"
             )
     ratio = statistics.median(ratios)
-    print(f"patches: {PATCHES}, authors: {PATCHES} and the suite, cores: {os.cpu_count()}")
+    cores = os.cpu_count() or 1
+    print(f"patches: {PATCHES}, authors: {PATCHES} and the suite, cores: {cores}")
+    print(f"sandboxes per matrix: {len(trees)} (n + 1), pytest runs: {runs}")
+    print(
+        f"median matrix / one tree: {statistics.median(per_tree):.2f} "
+        f"((n + 1) / cores = {(PATCHES + 1) / cores:.2f})"
+    )
     print(f"median apart / together: {ratio:.2f} (target at most {TARGET:.2f})")
     return 0 if ratio <= TARGET else 1
 
