@@ -412,6 +412,31 @@ def test_the_matrix_keeps_base_and_suite_for_itself(repo: Path) -> None:
     ]
 
 
+def test_a_report_row_keeps_its_name(repo: Path) -> None:
+    text = MINIMAL + (
+        '[[contestants]]\nagent = "codex"\nname = "oracle"\n\n'
+        '[[examiners]]\nagent = "claude-code"\nname = "Total"\n'
+    )
+    assert problems(repo, text) == [
+        "invalid value for 'name' in [[contestants]] #1 at bugbout.toml:5: 'oracle' is "
+        "already the name of the report's row “Oracle (any patch right)”; "
+        "give each agent its own name",
+        "invalid value for 'name' in [[examiners]] #1 at bugbout.toml:9: 'Total' is "
+        "already the name of the report's row “Total” of cost and tokens; "
+        "give each agent its own name",
+    ]
+
+
+@pytest.mark.parametrize("name", ["judge", "Random", "abstained", "BASE", "Suite"])
+def test_every_reserved_name_is_refused_in_any_case(repo: Path, name: str) -> None:
+    text = MINIMAL + f'[[contestants]]\nagent = "codex"\nname = "{name}"\n'
+    (problem,) = problems(repo, text)
+    assert problem.startswith(
+        f"invalid value for 'name' in [[contestants]] #1 at bugbout.toml:5: '{name}' is "
+        "already the name of "
+    )
+
+
 @pytest.mark.parametrize("agent", sorted(BUILTIN_AGENTS))
 def test_the_config_accepts_exactly_the_options_its_adapter_takes(repo: Path, agent: str) -> None:
     """Both read one description per agent; this keeps anyone from giving either its own."""

@@ -56,6 +56,7 @@ from bugbout_tui.core.models import BASE, SUITE
 
 __all__ = [
     "CONFIG_NAME",
+    "RESERVED_NAMES",
     "AgentConfig",
     "Assignment",
     "Config",
@@ -78,6 +79,18 @@ __all__ = [
 ]
 
 CONFIG_NAME = "bugbout.toml"
+
+RESERVED_NAMES: dict[str, str] = {
+    BASE: "the unfixed code in the cross-examination matrix",
+    SUITE: "the repository's own tests in the cross-examination matrix",
+    "oracle": "the report's row “Oracle (any patch right)”",
+    "judge": "the report's row “Judge (policy)” and its column “Judge only”",
+    "random": "the report's row “Random agent (expected)”",
+    "total": "the report's row “Total” of cost and tokens",
+    "abstained": "what the report shows for a task the judge picked no patch for",
+}
+"""Names no agent may take, in any case: the report and the matrix would show it as
+something else. Each maps to what already goes by that name."""
 
 Sandbox = Literal["auto", "bubblewrap", "seatbelt", "none"]
 Policy = Literal["majority", "unanimous", "strict", "cross-vendor"]
@@ -524,26 +537,23 @@ class Config(_Section):
     @model_validator(mode="after")
     def _unique_names(self) -> Self:
         errors: list[tuple[Loc, PydanticCustomError]] = []
-        seen: dict[str, str] = {
-            BASE: "the unfixed code in the cross-examination matrix",
-            SUITE: "the repository's own tests in the cross-examination matrix",
-        }
+        seen: dict[str, str] = {}
         for table, agents in (("contestants", self.contestants), ("examiners", self.examiners)):
             agents_seq: list[AgentConfig] = list(agents)
             for index, agent in enumerate(agents_seq):
-                where = f"[[{table}]] #{index + 1}"
-                if agent.name in seen:
+                taken = RESERVED_NAMES.get(agent.name.casefold()) or seen.get(agent.name)
+                if taken is not None:
                     errors.append(
                         (
                             (table, index, "name"),
                             config_error(
-                                f"'{agent.name}' is already the name of {seen[agent.name]}; "
+                                f"'{agent.name}' is already the name of {taken}; "
                                 "give each agent its own name"
                             ),
                         )
                     )
                 else:
-                    seen[agent.name] = where
+                    seen[agent.name] = f"[[{table}]] #{index + 1}"
         raise_all(type(self).__name__, errors)
         return self
 
