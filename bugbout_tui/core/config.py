@@ -116,7 +116,7 @@ def _dashed(name: str) -> str:
     return name.replace("_", "-")
 
 
-def default_vendor(agent: str, model: str | None) -> str:
+def _vendor_of(agent: str, model: str | None) -> str:
     """Who made the model, which the `cross-vendor` policy needs to tell authors apart.
 
     The model's name decides when it names a known family; otherwise the agent type,
@@ -387,7 +387,7 @@ class AgentConfig(_Section):
         agent = filled["agent"]
         model = filled.get("model") if isinstance(filled.get("model"), str) else None
         filled.setdefault("quota", agent)
-        filled.setdefault("vendor", default_vendor(agent, model))
+        filled.setdefault("vendor", _vendor_of(agent, model))
         facts = BUILTIN_FACTS.get(agent)
         if facts is None or not facts.needs_name:
             filled.setdefault("name", f"{agent}/{model}" if model else agent)
@@ -473,14 +473,12 @@ def _option_problem(
     if key in facts.options:
         return []
     meant = suggest(key, sorted(facts.options | own))
-    listed = ", ".join(sorted(facts.options))
-    message = (
-        ""
-        if meant is not None
-        else f"the {facts.harness} agent's options are {listed}"
-        if listed
-        else f"the {facts.harness} agent takes no options"
-    )
+    if meant is not None:
+        message = ""
+    elif facts.options:
+        message = f"the {facts.harness} agent's options are " + ", ".join(sorted(facts.options))
+    else:
+        message = f"the {facts.harness} agent takes no options"
     return [((key,), config_error(message, kind="unknown-key", suggestion=meant))]
 
 

@@ -283,8 +283,7 @@ class BugboutApp(App[int]):
         if holder is not None and not self.watching:
             self.watching = True
             self.notify(
-                f"Another bugbout run ({holder}) is using this project; following it "
-                "read-only.",
+                f"Another bugbout run ({holder}) is using this project; following it read-only.",
                 timeout=8,
             )
         if self.watching:
