@@ -12,7 +12,7 @@ few data and binary files), then times, several times over and interleaved:
 The pristine tree and its manifest are built once before timing, as they are for every
 attempt but the first on a commit; that first, cold checkout is reported apart.
 
-    python benchmarks/checkout.py [--files 2000] [--repetitions 7] [--workdir DIR]
+    python benchmarks/checkout.py [--files 2000] [--repetitions 7] [--workdir DIR] [--smoke]
 """
 
 from __future__ import annotations
@@ -164,7 +164,16 @@ def main() -> int:
         default=None,
         help="where to build (default: a temporary directory; use one on the disk under test)",
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a small size that runs in seconds, to check the benchmark still works; its "
+        "figures mean nothing and no target is checked",
+    )
     options = parser.parse_args()
+    if options.smoke:
+        parser.set_defaults(files=50, repetitions=1)
+        options = parser.parse_args()
     workdir = options.workdir or Path(tempfile.mkdtemp(prefix="bugbout-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     home = workdir / "home"

@@ -9,12 +9,14 @@
 2. A matrix of 40 trees × 40 authors (5 tests each) is opened on the Matrix screen and
    the cursor walked across it. Printed: time to open, and time per cursor move.
 
-Run: `python benchmarks/tui.py` (`BENCH_DEBUG=1` also lists every stall over 100 ms with
-the number of events applied by then). Other processes on the machine show up as stalls.
+Run: `python benchmarks/tui.py [--events 50000] [--side 40] [--smoke]` (`BENCH_DEBUG=1`
+also lists every stall over 100 ms with the number of events applied by then). Other
+processes on the machine show up as stalls. An event lost is a failure (exit status 1).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import sys
@@ -47,10 +49,10 @@ SIDE = 40
 TESTS_PER_AUTHOR = 5
 
 
-def race_events() -> list[BaseEvent]:
-    """8 lanes racing 25 attempts each; agents print until the stream holds 50,000 events."""
+def race_events(events: int) -> list[BaseEvent]:
+    """8 lanes racing 25 attempts each; agents print until the stream holds `events`."""
     start = datetime(2026, 1, 1, tzinfo=UTC)
-    clock = iter(start + timedelta(milliseconds=n) for n in range(10 * EVENTS))
+    clock = iter(start + timedelta(milliseconds=n) for n in range(10 * events))
     attempts = [
         (f"task-{n}/agent-{lane}", f"task-{n}", f"agent-{lane}", f"lane-{lane}")
         for n in range(ATTEMPTS_PER_LANE)
@@ -65,7 +67,7 @@ def race_events() -> list[BaseEvent]:
         for a, t, c, q in attempts
     ]
     tail_count = 2
-    lines = EVENTS - len(head) - 2 * len(attempts) - tail_count
+    lines = events - len(head) - 2 * len(attempts) - tail_count
     per_attempt, spare = divmod(lines, len(attempts))
     body: list[BaseEvent] = []
     for round_ in range(ATTEMPTS_PER_LANE):
@@ -89,22 +91,22 @@ def race_events() -> list[BaseEvent]:
         StageFinished(at=next(clock), stage="race", summary="200 attempts"),
         BoutFinished(at=next(clock), outcome="done"),
     ]
-    events = head + body + tail
-    assert len(events) == EVENTS, len(events)
-    return events
+    stream = head + body + tail
+    assert len(stream) == events, len(stream)
+    return stream
 
 
-def big_matrix() -> Matrix:
+def big_matrix(side: int) -> Matrix:
     tests = [f"tests/test_{n}.py::test_case" for n in range(TESTS_PER_AUTHOR)]
     authors = [
         Author(name=f"author-{n}", kind="suite" if n == 0 else "examiner", tests=tests)
-        for n in range(SIDE)
+        for n in range(side)
     ]
     trees = {"base": TreeRun(tree="base")}
     for author in authors:
         trees["base"].cells[author.name] = {t: Cell(outcome="failed") for t in tests}
     patches = [
-        PatchFacts(contestant=f"patch-{n}", vendor="v", source_size=n) for n in range(SIDE - 1)
+        PatchFacts(contestant=f"patch-{n}", vendor="v", source_size=n) for n in range(side - 1)
     ]
     for index, patch in enumerate(patches):
         run = TreeRun(tree=patch.contestant)
@@ -124,7 +126,8 @@ def make_project(root: Path) -> Path:
     return root
 
 
-async def stream(project: Path, journal: Path) -> None:
+async def stream(project: Path, journal: Path, events: int, side: int) -> bool:
+    """Play the journal into the app, then open the matrix; whether nothing was lost."""
     lines = journal.read_text().splitlines()
     app = make_app(project)
     async with app.run_test(headless=True, size=(120, 40)) as pilot:
@@ -142,7 +145,7 @@ async def stream(project: Path, journal: Path) -> None:
                 await asyncio.sleep(0.005)
                 stall = time.perf_counter() - before - 0.005
                 worst_stall = max(worst_stall, stall)
-                if app.state.events > EVENTS // 10:
+                if app.state.events > events // 10:
                     worst_steady = max(worst_steady, stall)
                 if stall > 0.1:
                     stalls.append((stall, app.state.events))
@@ -154,16 +157,18 @@ async def stream(project: Path, journal: Path) -> None:
                 await asyncio.sleep(0.001)
             app.feed.extend([parse_event(line) for line in lines[index : index + 250]])
             await asyncio.sleep(0)
-        while app.state.events < EVENTS:
+        while app.state.events < events:
             await asyncio.sleep(0.001)
         elapsed = time.perf_counter() - started
         done.set()
         await watcher
         await pilot.pause(0.2)
         finished = sum(len(lane.finished) for lane in app.state.lanes.values())
-        print(f"race stream: {EVENTS} events in {elapsed:.2f} s = {EVENTS / elapsed:,.0f} events/s")
-        print(f"  longest stall of the event loop: {worst_stall * 1000:.1f} ms; once the "
-              f"lanes are laid out (past event {EVENTS // 10:,}): {worst_steady * 1000:.1f} ms")
+        print(f"race stream: {events} events in {elapsed:.2f} s = {events / elapsed:,.0f} events/s")
+        print(
+            f"  longest stall of the event loop: {worst_stall * 1000:.1f} ms; once the "
+            f"lanes are laid out (past event {events // 10:,}): {worst_steady * 1000:.1f} ms"
+        )
         if os.environ.get("BENCH_DEBUG"):
             print("  stalls over 100 ms (ms, events applied by then):",
                   [(round(s * 1000), n) for s, n in stalls])  # fmt: skip
@@ -171,11 +176,11 @@ async def stream(project: Path, journal: Path) -> None:
             f"  state holds {app.state.events} events, {len(app.state.lanes)} lanes, "
             f"{finished} of {LANES * ATTEMPTS_PER_LANE} attempts finished"
         )
-        ok = app.state.events == EVENTS and finished == LANES * ATTEMPTS_PER_LANE
+        ok = app.state.events == events and finished == LANES * ATTEMPTS_PER_LANE
         print(f"  nothing lost: {'yes' if ok else 'NO'}")
 
         store = Store(project)
-        store.write(store.matrices_dir / "big-1.json", big_matrix())
+        store.write(store.matrix_path("big-1"), big_matrix(side))
         app.reload_records()
         await app.workers.wait_for_complete()
         await pilot.pause(0.2)
@@ -183,9 +188,9 @@ async def stream(project: Path, journal: Path) -> None:
         await pilot.press("4")
         while not app.screen.query("CellGrid") or not app.screen.query_one(CellGrid).row_keys:
             await pilot.pause(0.01)
-        print(f"matrix {SIDE} × {SIDE}: opened in {time.perf_counter() - opened:.2f} s")
+        print(f"matrix {side} × {side}: opened in {time.perf_counter() - opened:.2f} s")
         moves: list[float] = []
-        for key in ["right"] * (SIDE - 1) + ["down"] * (SIDE - 1):
+        for key in ["right"] * (side - 1) + ["down"] * (side - 1):
             before = time.perf_counter()
             await pilot.press(key)
             moves.append(time.perf_counter() - before)
@@ -196,7 +201,7 @@ async def stream(project: Path, journal: Path) -> None:
             idle.append(time.perf_counter() - before)
         grid = app.screen.query_one(CellGrid)
         redraws: list[float] = []
-        for step in [(0, -1)] * (SIDE - 1) + [(-1, 0)] * (SIDE - 1):
+        for step in [(0, -1)] * (side - 1) + [(-1, 0)] * (side - 1):
             before = time.perf_counter()
             grid.action_move(*step)
             grid.render_lines(grid.region.reset_offset)
@@ -210,17 +215,32 @@ async def stream(project: Path, journal: Path) -> None:
             f"  the grid's own work per move (move + draw every visible line): "
             f"mean {sum(redraws) / len(redraws) * 1000:.2f} ms, worst {max(redraws) * 1000:.2f} ms"
         )
+    return ok
 
 
-def main() -> None:
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=EVENTS, help="events in the race")
+    parser.add_argument("--side", type=int, default=SIDE, help="trees and authors of the matrix")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a small size that runs in seconds, to check the benchmark still works; its "
+        "figures mean nothing",
+    )
+    args = parser.parse_args()
+    if args.smoke:
+        parser.set_defaults(events=2_000, side=6)
+        args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         os.environ.setdefault("BUGBOUT_HOME", str(Path(scratch) / "home"))
         project = make_project(Path(scratch) / "bench")
         journal = Path(scratch) / "events.jsonl"
-        journal.write_text("".join(e.model_dump_json() + "\n" for e in race_events()))
+        journal.write_text("".join(e.model_dump_json() + "\n" for e in race_events(args.events)))
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
-        asyncio.run(stream(project, journal))
+        whole = asyncio.run(stream(project, journal, args.events, args.side))
+    return 0 if whole else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

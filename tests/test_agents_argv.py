@@ -24,11 +24,12 @@ from bugbout_tui.agents import (
     MiniSweAgent,
     Session,
 )
-from bugbout_tui.agents.base import CodingAgent, guess_vendor
+from bugbout_tui.agents.base import CodingAgent
 from bugbout_tui.agents.claude_code import SETTINGS
 from bugbout_tui.agents.command import PROMPT_FILE
 from bugbout_tui.agents.gemini_cli import POLICY
 from bugbout_tui.agents.mini_swe_agent import ENV_MODULE, PLACEHOLDER, TRAJECTORY
+from bugbout_tui.core.agent_facts import guess_vendor
 from bugbout_tui.core.errors import ToolMissingError, UsageError
 from bugbout_tui.infra.sandbox import BubblewrapSandbox, NoSandbox
 
@@ -628,6 +629,12 @@ def test_names_vendors_and_quotas() -> None:
         ("deepseek-coder-v2", "deepseek"),
         ("devstral-small", "mistral"),
         ("phi4", "microsoft"),
+        ("ollama/gemma3", "google"),
+        ("ollama/qwq", "alibaba"),
+        ("ollama/phi4", "microsoft"),
+        ("chatgpt-4o-latest", "openai"),
+        ("codellama:13b", "meta"),
+        ("ministral-8b", "mistral"),
         ("zeta-o3x", None),
     ],
 )

@@ -17,6 +17,8 @@ from bugbout_tui.agents import (
     agent_from_config,
     available_agents,
 )
+from bugbout_tui.agents.base import CodingAgent, Invocation, Session
+from bugbout_tui.core.agent_facts import BUILTIN_FACTS, CODEX
 from bugbout_tui.core.errors import BugboutError, UsageError
 
 PLUGIN = """
@@ -74,6 +76,37 @@ def test_built_in_agents_by_type_name() -> None:
         "plus-plan",
     )
     assert agent.reasoning_effort == "high"
+
+
+def test_built_in_adapters_take_their_facts_from_the_one_description() -> None:
+    assert list(BUILTIN_AGENTS) == list(BUILTIN_FACTS)
+    for harness, adapter in BUILTIN_AGENTS.items():
+        facts = BUILTIN_FACTS[harness]
+        assert (
+            adapter.harness,
+            adapter.executable,
+            adapter.install_hint,
+            adapter.options,
+            adapter.tested_version,
+            adapter.default_vendor,
+        ) == (
+            facts.harness,
+            facts.executable,
+            facts.install_hint,
+            facts.options,
+            facts.tested_version,
+            facts.default_vendor,
+        )
+
+
+def test_an_adapter_on_facts_cannot_state_them_again() -> None:
+    with pytest.raises(TypeError, match="takes its options from its AgentFacts"):
+
+        class Restated(CodingAgent, facts=CODEX):
+            options = frozenset({"reasoning-effort"})
+
+            def invocation(self, session: Session) -> Invocation:
+                return Invocation([self.command()])
 
 
 def test_options_may_come_nested_and_examiner_keys_are_not_options() -> None:

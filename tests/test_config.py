@@ -9,16 +9,18 @@ from pathlib import Path
 
 import pytest
 
+from bugbout_tui.agents import BUILTIN_AGENTS
+from bugbout_tui.core.agent_facts import BUILTIN_FACTS
 from bugbout_tui.core.config import (
-    BUILTIN_AGENTS,
     Config,
     ConfigError,
-    guess_vendor,
-    is_git_url,
     load_config,
 )
 from bugbout_tui.core.config_errors import key_lines
 from bugbout_tui.core.errors import UsageError
+from bugbout_tui.core.git_urls import is_git_url
+from bugbout_tui.engine.bout import Bout
+from bugbout_tui.engine.project import Project
 
 MINIMAL = '[project]\nsource = "src/pkg"\n'
 
@@ -208,7 +210,7 @@ def test_unknown_agent_names_are_left_to_the_registry(repo: Path) -> None:
     config = load_config(write(repo, MINIMAL + '[[contestants]]\nagent = "my-agent"\n'))
     assert config.contestants[0].name == "my-agent"
     assert config.contestants[0].vendor == "unknown"
-    assert "command" in BUILTIN_AGENTS
+    assert "command" in BUILTIN_FACTS
 
 
 @pytest.mark.parametrize(
@@ -224,6 +226,10 @@ def test_unknown_agent_names_are_left_to_the_registry(repo: Path) -> None:
         ("mini-swe-agent", "gemini/gemini-2.5-pro", "google"),
         ("mini-swe-agent", "ollama/qwen3-coder:30b", "alibaba"),
         ("mini-swe-agent", "ollama/llama3.1", "meta"),
+        ("mini-swe-agent", "ollama/gemma3", "google"),
+        ("mini-swe-agent", "ollama/qwq", "alibaba"),
+        ("mini-swe-agent", "ollama/phi4", "microsoft"),
+        ("codex", "gemma3:27b", "google"),
         ("mini-swe-agent", "mistral/devstral-small", "mistral"),
         ("mini-swe-agent", "codestral", "mistral"),
         ("mini-swe-agent", "deepseek/deepseek-chat", "deepseek"),
@@ -235,8 +241,31 @@ def test_unknown_agent_names_are_left_to_the_registry(repo: Path) -> None:
         ("command", None, "unknown"),
     ],
 )
-def test_vendor_guess(agent: str, model: str | None, vendor: str) -> None:
-    assert guess_vendor(agent, model) == vendor
+def test_vendor_guess(repo: Path, agent: str, model: str | None, vendor: str) -> None:
+    """The vendor a contestant gets in bugbout.toml is the one its adapter runs under."""
+    entry = f'[[contestants]]\nagent = "{agent}"\nname = "x"\n'
+    entry += f'model = "{model}"\n' if model else ""
+    entry += 'command = ["x"]\n' if agent == "command" else ""
+    (contestant,) = load_config(write(repo, MINIMAL + entry)).contestants
+    assert contestant.vendor == vendor
+    (entrant,) = Bout(Project.load(repo)).entrants()
+    assert entrant.agent.vendor == vendor
+
+
+def test_cross_vendor_tells_local_models_of_different_makers_apart(repo: Path) -> None:
+    """Served by the same Ollama, Google's, Alibaba's, Microsoft's and Meta's models are
+    four vendors, so `cross-vendor` lets each one's tests vouch for the others' patches."""
+    models = ("ollama/gemma3", "ollama/qwq", "ollama/phi4", "ollama/llama3.1")
+    text = (
+        MINIMAL
+        + '[judge]\npolicy = "cross-vendor"\n'
+        + "".join(
+            f'[[contestants]]\nagent = "mini-swe-agent"\nmodel = "{model}"\n' for model in models
+        )
+    )
+    write(repo, text)
+    vendors = [entrant.agent.vendor for entrant in Bout(Project.load(repo)).entrants()]
+    assert vendors == ["google", "alibaba", "microsoft", "meta"]
 
 
 @pytest.mark.parametrize(
@@ -245,6 +274,7 @@ def test_vendor_guess(agent: str, model: str | None, vendor: str) -> None:
         "https://github.com/o/n.git",
         "git@github.com:o/n.git",
         "ssh://git@example.org/o/n",
+        "git+ssh://h/x.git",
         "file:///srv/repo",
     ],
 )
@@ -379,6 +409,68 @@ def test_the_matrix_keeps_base_and_suite_for_itself(repo: Path) -> None:
         "invalid value for 'name' in [[examiners]] #1 at bugbout.toml:10: 'suite' is "
         "already the name of the repository's own tests in the cross-examination matrix; "
         "give each agent its own name",
+    ]
+
+
+def test_a_report_row_keeps_its_name(repo: Path) -> None:
+    text = MINIMAL + (
+        '[[contestants]]\nagent = "codex"\nname = "oracle"\n\n'
+        '[[examiners]]\nagent = "claude-code"\nname = "Total"\n'
+    )
+    assert problems(repo, text) == [
+        "invalid value for 'name' in [[contestants]] #1 at bugbout.toml:5: 'oracle' is "
+        "already the name of the report's row “Oracle (any patch right)”; "
+        "give each agent its own name",
+        "invalid value for 'name' in [[examiners]] #1 at bugbout.toml:9: 'Total' is "
+        "already the name of the report's row “Total” of cost and tokens; "
+        "give each agent its own name",
+    ]
+
+
+@pytest.mark.parametrize("name", ["judge", "Random", "abstained", "BASE", "Suite"])
+def test_every_reserved_name_is_refused_in_any_case(repo: Path, name: str) -> None:
+    text = MINIMAL + f'[[contestants]]\nagent = "codex"\nname = "{name}"\n'
+    (problem,) = problems(repo, text)
+    assert problem.startswith(
+        f"invalid value for 'name' in [[contestants]] #1 at bugbout.toml:5: '{name}' is "
+        "already the name of "
+    )
+
+
+@pytest.mark.parametrize("agent", sorted(BUILTIN_AGENTS))
+def test_the_config_accepts_exactly_the_options_its_adapter_takes(repo: Path, agent: str) -> None:
+    """Both read one description per agent; this keeps anyone from giving either its own."""
+    options = BUILTIN_AGENTS[agent].options
+    assert options == BUILTIN_FACTS[agent].options
+    values = {option: '["x"]' if option == "command" else '"x"' for option in options}
+    entry = f'[[contestants]]\nagent = "{agent}"\nname = "x"\nmodel = "m"\n'
+    entry += "".join(f"{option} = {values[option]}\n" for option in sorted(options))
+    load_config(write(repo, MINIMAL + entry))
+
+    listed = ", ".join(sorted(options))
+    line = 7 + len(options)
+    assert problems(repo, MINIMAL + entry + "made-up = 1\n") == [
+        f"unknown key 'made-up' in [[contestants]] #1 at bugbout.toml:{line}: "
+        + (
+            f"the {agent} agent's options are {listed}"
+            if listed
+            else f"the {agent} agent takes no options"
+        )
+    ]
+    with pytest.raises(UsageError, match="no option 'made-up'"):
+        BUILTIN_AGENTS[agent]("m", name="x", options={"made-up": 1})
+
+
+def test_an_option_of_another_agent_is_refused_with_its_line(repo: Path) -> None:
+    text = MINIMAL + (
+        '[[contestants]]\nagent = "codex"\nbase_url = "http://localhost:8000/v1"\n'
+        '[[contestants]]\nagent = "gemini-cli"\neffort = "high"\n'
+        '[[contestants]]\nagent = "codex"\nname = "local"\nbase-url = "http://h/v1"\n'
+    )
+    assert problems(repo, text) == [
+        "unknown key 'base_url' in [[contestants]] #1 at bugbout.toml:5; did you mean 'base-url'?",
+        "unknown key 'effort' in [[contestants]] #2 at bugbout.toml:8: "
+        "the gemini-cli agent takes no options",
     ]
 
 

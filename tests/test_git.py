@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
+from bugbout_tui.core.config import load_config
 from bugbout_tui.core.errors import BugboutError, ToolMissingError, UsageError
+from bugbout_tui.core.git_urls import is_git_url
 from bugbout_tui.infra.git import (
     EmptyRepositoryError,
     GitError,
@@ -18,7 +20,6 @@ from bugbout_tui.infra.git import (
     default_branch,
     ensure_full_history,
     head_commit,
-    is_git_url,
     open_repository,
     read_file,
     read_files,
@@ -70,18 +71,41 @@ def test_an_outer_git_dir_does_not_redirect_commands(
         "http://git.example.com/x",
         "ssh://git@example.com/o/r.git",
         "git+ssh://git@example.com/o/r.git",
+        "git+ssh://h/x.git",
+        "ssh+git://h/x.git",
         "git://example.com/o/r",
         "git@github.com:psf/requests.git",
         "file:///srv/git/project.git",
+        "  https://github.com/psf/requests  ",
     ],
 )
 def test_urls(spec: str) -> None:
     assert is_git_url(spec)
 
 
-@pytest.mark.parametrize("spec", [".", "../project", "/srv/project", "project:v2", "C:/x"])
+@pytest.mark.parametrize(
+    "spec", [".", "../project", "/srv/project", "project:v2", "C:/x", "https://", "no-such-dir"]
+)
 def test_paths(spec: str) -> None:
     assert not is_git_url(spec)
+
+
+def test_the_config_and_git_agree_on_what_is_a_url(tmp_path: Path) -> None:
+    """The config skips checking a URL on disk exactly when git would clone it."""
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    for spec in ("git+ssh://h/x.git", "git@h:x.git", "missing", "https://"):
+        (tmp_path / "bugbout.toml").write_text(
+            f'[project]\nsource = "src/pkg"\nrepository = "{spec}"\n'
+        )
+        try:
+            url = load_config(tmp_path).project.repository_is_url
+        except UsageError as error:
+            assert f"no directory at {tmp_path / spec}" in str(error)
+            url = False
+        assert url == is_git_url(spec), spec
+        if not url:
+            with pytest.raises(UsageError, match="does not exist"):
+                open_repository(spec, tmp_path)
 
 
 def test_path_is_relative_to_the_config(origin: GitRepo, tmp_path: Path) -> None:

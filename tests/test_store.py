@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,8 +16,8 @@ import pytest
 
 from bugbout_tui.core.errors import StoreError
 from bugbout_tui.core.fs import write_atomic
-from bugbout_tui.core.models import Oracle, OracleSet, TaskSet
-from bugbout_tui.core.store import Store
+from bugbout_tui.core.models import Attempt, Matrix, Oracle, OracleSet, TaskSet
+from bugbout_tui.core.store import LockHolder, Store
 
 
 def _taskset() -> TaskSet:
@@ -143,3 +148,112 @@ def test_lock_of_a_killed_run_is_released(tmp_path: Path) -> None:
     holder.wait(timeout=10)
     with Store(tmp_path).lock():
         pass
+
+
+@contextmanager
+def _holding(root: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding the store at `root` until the block ends."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys\n"
+            "from pathlib import Path\n"
+            "from bugbout_tui.core.store import Store\n"
+            f"with Store(Path({str(root)!r})).lock():\n"
+            "    print('locked', flush=True)\n"
+            "    sys.stdin.readline()\n",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        yield holder
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=10)
+
+
+def test_a_run_holding_the_store_is_found_by_trying_its_lock(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    assert store.lock_holder() is None
+    with _holding(tmp_path) as holder:
+        assert store.lock_holder() == LockHolder(holder.pid)
+        assert str(store.lock_holder()) == f"pid {holder.pid}"
+    assert store.lock_holder() is None
+    with store.lock():
+        assert store.lock_holder() is None  # this store is not another run
+        assert Store(tmp_path).lock_holder() is None  # nor is this process
+
+
+def test_a_stale_lock_naming_a_live_process_holds_nothing(tmp_path: Path) -> None:
+    """A run killed outright leaves its pid in the lock file, and the system may give that
+    pid to another process: only the lock itself says whether a run holds the store."""
+    store = Store(tmp_path)
+    store.ensure()
+    stranger = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], stdin=subprocess.DEVNULL
+    )
+    try:
+        store.lock_path.write_text(f"{stranger.pid}\n")
+        assert store.lock_holder() is None
+        with store.lock():
+            pass
+    finally:
+        stranger.kill()
+        stranger.wait()
+
+
+def test_a_look_at_the_lock_does_not_turn_away_a_run_starting_meanwhile(tmp_path: Path) -> None:
+    """A look holds the lock for an instant; a run starting in that instant waits it out."""
+    store = Store(tmp_path)
+    store.ensure()
+    look = os.open(store.lock_path, os.O_RDONLY | os.O_CREAT)
+    fcntl.flock(look, fcntl.LOCK_SH)
+    threading.Timer(0.05, os.close, [look]).start()
+    with store.lock():
+        pass
+
+
+def _attempt(task: str, contestant: str) -> Attempt:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    return Attempt(
+        task=task,
+        contestant=contestant,
+        status="finished",
+        started_at=now,
+        ended_at=now,
+        seconds=1.0,
+        logdir="logs",
+    )
+
+
+def test_attempts_and_matrices_are_read_by_the_store(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    for task, contestant in [("pkg-2", "zed"), ("pkg-1", "codex"), ("pkg-2", "amp")]:
+        store.write(store.attempts_dir / task / f"{contestant}.json", _attempt(task, contestant))
+    store.write(store.matrix_path("pkg-1"), Matrix(task="pkg-1"))
+    assert {task: [a.contestant for a in found] for task, found in store.attempts().items()} == {
+        "pkg-1": ["codex"],
+        "pkg-2": ["amp", "zed"],
+    }
+    assert list(store.matrices()) == ["pkg-1"]
+
+    torn = store.attempts_dir / "pkg-1" / "torn.json"
+    torn.write_text("{")
+    (store.matrices_dir / "pkg-9.json").write_text("[]")
+    with pytest.raises(StoreError, match=r"torn\.json"):
+        store.attempts()
+    with pytest.raises(StoreError, match=r"pkg-9\.json"):
+        store.matrices()
+    unreadable: list[StoreError] = []
+    assert sorted(store.attempts(unreadable)) == ["pkg-1", "pkg-2"]
+    assert list(store.matrices(unreadable)) == ["pkg-1"]
+    assert [problem.message.split(" ")[0] for problem in unreadable] == [
+        str(torn),
+        str(store.matrices_dir / "pkg-9.json"),
+    ]
+    assert torn.read_text() == "{"

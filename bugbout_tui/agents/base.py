@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from bugbout_tui.agents.quota import ANY_LIMIT, find_limit
+from bugbout_tui.core.agent_facts import AgentFacts, guess_vendor
 from bugbout_tui.core.errors import ToolMissingError, UsageError
 from bugbout_tui.infra.sandbox import Confinement, Sandbox, scrub_environment
 
@@ -37,6 +38,11 @@ SUMMARY_CHARS = 2000
 
 _VERSION_TIMEOUT = 15.0
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.]+)?")
+
+_FACT_ATTRIBUTES = frozenset(
+    {"harness", "executable", "install_hint", "options", "tested_version", "default_vendor"}
+)
+"""The class attributes an adapter built on `AgentFacts` takes from them."""
 
 # Variables that point a program at a user's personal configuration; an isolated home
 # only isolates when these no longer lead back to the real one.
@@ -132,8 +138,27 @@ class CodingAgent(ABC):
     """One kind of coding agent, configured with one model.
 
     Subclasses set the class attributes and implement `invocation`; `parse` has a
-    default that suits any agent printing plain text.
+    default that suits any agent printing plain text. A built-in adapter takes its class
+    attributes from its `AgentFacts` instead (`class CodexAgent(CodingAgent, facts=CODEX)`),
+    the one description the config reads as well.
     """
+
+    def __init_subclass__(cls, facts: AgentFacts | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if facts is None:
+            return
+        own = sorted(set(vars(cls)) & _FACT_ATTRIBUTES)
+        if own:
+            raise TypeError(
+                f"{cls.__name__} takes its {', '.join(own)} from its AgentFacts; "
+                "set them there, not in the class"
+            )
+        cls.harness = facts.harness
+        cls.executable = facts.executable
+        cls.install_hint = facts.install_hint
+        cls.options = facts.options
+        cls.tested_version = facts.tested_version
+        cls.default_vendor = facts.default_vendor
 
     harness: ClassVar[str]
     """The agent type, as written in bugbout.toml (`agent = "..."`)."""
@@ -369,45 +394,3 @@ def _options_hint(harness: str, options: frozenset[str]) -> str:
 
 def _tail(text: str) -> str:
     return text[-SUMMARY_CHARS:]
-
-
-# Model families and their makers. A family matches a whole word of the model name, or a
-# word that continues with a version number (`qwen3`, `llama3`, `gpt5`).
-_FAMILIES: tuple[tuple[str, str], ...] = (
-    ("gpt", "openai"),
-    ("codex", "openai"),
-    ("o1", "openai"),
-    ("o3", "openai"),
-    ("o4", "openai"),
-    ("claude", "anthropic"),
-    ("sonnet", "anthropic"),
-    ("opus", "anthropic"),
-    ("haiku", "anthropic"),
-    ("gemini", "google"),
-    ("gemma", "google"),
-    ("llama", "meta"),
-    ("qwen", "alibaba"),
-    ("qwq", "alibaba"),
-    ("deepseek", "deepseek"),
-    ("mistral", "mistral"),
-    ("mixtral", "mistral"),
-    ("codestral", "mistral"),
-    ("devstral", "mistral"),
-    ("magistral", "mistral"),
-    ("grok", "xai"),
-    ("glm", "zhipu"),
-    ("kimi", "moonshot"),
-    ("phi", "microsoft"),
-    ("granite", "ibm"),
-)
-
-
-def guess_vendor(model: str) -> str | None:
-    """The model's maker from its name, ignoring provider prefixes (`ollama/`, `openrouter/`)."""
-    words = [w for w in re.split(r"[^a-z0-9]+", model.lower().rsplit("/", 1)[-1]) if w]
-    for family, vendor in _FAMILIES:
-        for word in words:
-            rest = word.removeprefix(family)
-            if rest != word and (not rest or rest[0].isdigit()):
-                return vendor
-    return None

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from bugbout_tui.agents.base import (
     STDOUT_LOG,
@@ -37,6 +37,7 @@ from bugbout_tui.agents.base import (
     user_home,
 )
 from bugbout_tui.agents.quota import CLAUDE_LIMIT
+from bugbout_tui.core.agent_facts import CLAUDE_CODE
 from bugbout_tui.infra.sandbox import BubblewrapSandbox
 
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
@@ -63,18 +64,8 @@ which refuses to start (rather than run unconfined) when its sandbox cannot work
 WEB_TOOLS = "WebFetch,WebSearch"
 
 
-class ClaudeCodeAgent(CodingAgent):
+class ClaudeCodeAgent(CodingAgent, facts=CLAUDE_CODE):
     """Claude Code in print mode, the prompt on standard input."""
-
-    harness = "claude-code"
-    executable = "claude"
-    install_hint = (
-        "Install it with `npm install -g @anthropic-ai/claude-code`. On Linux its sandbox "
-        "also needs bubblewrap and socat (`sudo apt-get install bubblewrap socat`)."
-    )
-    options: ClassVar[frozenset[str]] = frozenset({"effort"})
-    tested_version = "2.1.197"
-    default_vendor = "anthropic"
 
     def read_options(self) -> None:
         self.effort = choice_option(self, "effort", EFFORTS)

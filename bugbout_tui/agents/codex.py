@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import ClassVar
 
 from bugbout_tui.agents.base import (
     STDOUT_LOG,
@@ -35,6 +34,7 @@ from bugbout_tui.agents.base import (
     user_home,
 )
 from bugbout_tui.agents.quota import CODEX_LIMIT, find_limit
+from bugbout_tui.core.agent_facts import CODEX
 from bugbout_tui.core.errors import UsageError
 
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra")
@@ -65,17 +65,8 @@ DISABLED_FEATURES = (
 Codex ignores names it does not know, with a warning, so older versions still start."""
 
 
-class CodexAgent(CodingAgent):
+class CodexAgent(CodingAgent, facts=CODEX):
     """Codex CLI in `exec` mode, JSON events on standard output, the prompt on standard input."""
-
-    harness = "codex"
-    executable = "codex"
-    install_hint = "Install it with `npm install -g @openai/codex` (or `brew install codex`)."
-    options: ClassVar[frozenset[str]] = frozenset(
-        {"reasoning-effort", "local-provider", "base-url"}
-    )
-    tested_version = "0.171.0"
-    default_vendor = "openai"
 
     def read_options(self) -> None:
         self.reasoning_effort = choice_option(self, "reasoning-effort", REASONING_EFFORTS)

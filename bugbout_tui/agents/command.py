@@ -12,9 +12,9 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from string import Template
-from typing import ClassVar
 
 from bugbout_tui.agents.base import CodingAgent, Invocation, Session, did_you_mean, find_program
+from bugbout_tui.core.agent_facts import COMMAND
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.fs import write_atomic
 from bugbout_tui.infra.sandbox import Confinement, scrub_environment
@@ -26,12 +26,8 @@ PROMPT_FILE = "prompt.md"
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
-class CommandAgent(CodingAgent):
+class CommandAgent(CodingAgent, facts=COMMAND):
     """A command line with placeholders, run in bugbout's sandbox unless told otherwise."""
-
-    harness = "command"
-    executable = ""
-    options: ClassVar[frozenset[str]] = frozenset({"command", "env", "state-dirs", "sandboxed"})
 
     def read_options(self) -> None:
         name = self._name

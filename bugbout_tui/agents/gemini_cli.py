@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from bugbout_tui.agents.base import (
     STDERR_LOG,
@@ -32,6 +32,7 @@ from bugbout_tui.agents.base import (
     user_home,
 )
 from bugbout_tui.agents.quota import GEMINI_LIMIT, GEMINI_NOT_A_LIMIT, find_limit
+from bugbout_tui.core.agent_facts import GEMINI_CLI
 from bugbout_tui.infra.sandbox import Confinement
 
 CREDENTIAL_VARIABLES = frozenset(
@@ -59,15 +60,8 @@ POLICY = "".join(
 """A policy-engine rule per web tool; a deny without arguments hides the tool from the model."""
 
 
-class GeminiCliAgent(CodingAgent):
+class GeminiCliAgent(CodingAgent, facts=GEMINI_CLI):
     """Gemini CLI in headless JSON mode, auto-approving its tools, confined by bugbout."""
-
-    harness = "gemini-cli"
-    executable = "gemini"
-    install_hint = "Install it with `npm install -g @google/gemini-cli`."
-    options: ClassVar[frozenset[str]] = frozenset()
-    tested_version = "0.61.0"
-    default_vendor = "google"
 
     def invocation(self, session: Session) -> Invocation:
         gemini_dir = session.home / ".gemini"

@@ -21,7 +21,7 @@ import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from platformdirs import user_config_dir
 
@@ -31,11 +31,11 @@ from bugbout_tui.agents.base import (
     RunReport,
     Session,
     Usage,
-    guess_vendor,
     isolated_environment,
     token_count,
 )
 from bugbout_tui.agents.quota import ANY_LIMIT, LITELLM_RATE_LIMITS
+from bugbout_tui.core.agent_facts import MINI_SWE_AGENT, guess_vendor
 from bugbout_tui.core.errors import ToolMissingError, UsageError
 from bugbout_tui.infra.sandbox import Confinement, scrub_environment
 
@@ -71,17 +71,8 @@ _PROVIDER_VARIABLES: dict[str, tuple[str, ...]] = {
 _VENDOR_PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "google": "gemini"}
 
 
-class MiniSweAgent(CodingAgent):
+class MiniSweAgent(CodingAgent, facts=MINI_SWE_AGENT):
     """`mini` in yolo mode on one task, commands confined by bugbout."""
-
-    harness = "mini-swe-agent"
-    executable = "mini"
-    install_hint = (
-        "Install it with `pip install 'bugbout-tui[mini]'` (into bugbout's environment) "
-        "or `pip install mini-swe-agent`."
-    )
-    options: ClassVar[frozenset[str]] = frozenset({"text-actions", "step-limit", "model-kwargs"})
-    tested_version = "2.4.6"
 
     def read_options(self) -> None:
         if not self.model:

@@ -17,17 +17,16 @@ from bugbout_tui.agents.codex import CodexAgent
 from bugbout_tui.agents.command import CommandAgent
 from bugbout_tui.agents.gemini_cli import GeminiCliAgent
 from bugbout_tui.agents.mini_swe_agent import MiniSweAgent
+from bugbout_tui.core.agent_facts import COMMON_KEYS, ENTRY_POINT_GROUP
 from bugbout_tui.core.errors import BugboutError, UsageError
 
-ENTRY_POINT_GROUP = "bugbout.agents"
+__all__ = ["BUILTIN_AGENTS", "ENTRY_POINT_GROUP", "agent_from_config", "available_agents"]
 
 BUILTIN_AGENTS: dict[str, type[CodingAgent]] = {
     agent.harness: agent
     for agent in (CodexAgent, ClaudeCodeAgent, GeminiCliAgent, MiniSweAgent, CommandAgent)
 }
 
-COMMON_KEYS = frozenset({"agent", "model", "name", "vendor", "quota"})
-"""Keys every entry may have; any other key is an option of the adapter."""
 EXAMINER_KEYS = frozenset({"assignment"})
 """Keys of an examiner entry that concern bugbout, not the adapter."""
 

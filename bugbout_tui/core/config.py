@@ -31,6 +31,13 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 from tomlkit.exceptions import ParseError, TOMLKitError
 
+from bugbout_tui.core.agent_facts import (
+    BUILTIN_FACTS,
+    ENTRY_POINT_GROUP,
+    UNKNOWN_VENDOR,
+    AgentFacts,
+    guess_vendor,
+)
 from bugbout_tui.core.config_errors import (
     ConfigError,
     ConfigProblem,
@@ -44,14 +51,12 @@ from bugbout_tui.core.config_errors import (
     suggest,
 )
 from bugbout_tui.core.errors import UsageError
+from bugbout_tui.core.git_urls import github_repo_from_url, is_git_url
 from bugbout_tui.core.models import BASE, SUITE
 
 __all__ = [
-    "AGENT_EXECUTABLES",
-    "BUILTIN_AGENTS",
-    "BUILTIN_OPTIONS",
     "CONFIG_NAME",
-    "ENTRY_POINT_GROUP",
+    "RESERVED_NAMES",
     "AgentConfig",
     "Assignment",
     "Config",
@@ -66,9 +71,6 @@ __all__ = [
     "RunConfig",
     "Sandbox",
     "TasksConfig",
-    "github_repo_from_url",
-    "guess_vendor",
-    "is_git_url",
     "load_config",
     "parse_config_text",
     "parse_toml",
@@ -78,38 +80,17 @@ __all__ = [
 
 CONFIG_NAME = "bugbout.toml"
 
-BUILTIN_AGENTS: tuple[str, ...] = (
-    "codex",
-    "claude-code",
-    "gemini-cli",
-    "mini-swe-agent",
-    "command",
-)
-AGENT_EXECUTABLES: dict[str, str] = {
-    "codex": "codex",
-    "claude-code": "claude",
-    "gemini-cli": "gemini",
-    "mini-swe-agent": "mini",
+RESERVED_NAMES: dict[str, str] = {
+    BASE: "the unfixed code in the cross-examination matrix",
+    SUITE: "the repository's own tests in the cross-examination matrix",
+    "oracle": "the report's row “Oracle (any patch right)”",
+    "judge": "the report's row “Judge (policy)” and its column “Judge only”",
+    "random": "the report's row “Random agent (expected)”",
+    "total": "the report's row “Total” of cost and tokens",
+    "abstained": "what the report shows for a task the judge picked no patch for",
 }
-"""The program each built-in agent runs; `command` agents name their own."""
-
-ENTRY_POINT_GROUP = "bugbout.agents"
-
-BUILTIN_OPTIONS = frozenset(
-    {
-        "reasoning-effort",
-        "local-provider",
-        "effort",
-        "text-actions",
-        "step-limit",
-        "model-kwargs",
-        "command",
-        "env",
-        "state-dirs",
-        "sandboxed",
-    }
-)
-"""Options the built-in adapters read; used to catch `step_limit` written for `step-limit`."""
+"""Names no agent may take, in any case: the report and the matrix would show it as
+something else. Each maps to what already goes by that name."""
 
 Sandbox = Literal["auto", "bubblewrap", "seatbelt", "none"]
 Policy = Literal["majority", "unanimous", "strict", "cross-vendor"]
@@ -126,22 +107,6 @@ _AGENT_NICKNAMES = {
     "codex-cli": "codex",
 }
 
-_VENDOR_BY_MODEL: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"claude|sonnet|opus|haiku"), "anthropic"),
-    (re.compile(r"gemini"), "google"),
-    (re.compile(r"qwen"), "alibaba"),
-    (re.compile(r"llama"), "meta"),
-    (re.compile(r"mistral|codestral|devstral"), "mistral"),
-    (re.compile(r"deepseek"), "deepseek"),
-    (re.compile(r"gpt|codex|(?:^|[/:])o[134](?:$|[-_.:])"), "openai"),
-)
-_VENDOR_BY_AGENT = {"codex": "openai", "claude-code": "anthropic", "gemini-cli": "google"}
-
-_GIT_URL = re.compile(r"^(?:https?|ssh|git|file)://|^[\w.-]+@[\w.-]+:")
-_GITHUB_URL = re.compile(
-    r"^(?:https?://(?:[^@/]+@)?github\.com/|git@github\.com:|ssh://git@github\.com(?::\d+)?/"
-    r"|git://github\.com/)(?P<repo>[A-Za-z0-9-]+/[A-Za-z0-9._-]+?)(?:\.git)?/?$"
-)
 _GITHUB_REPO = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?/[A-Za-z0-9._-]+$")
 _PYTHON_VERSION = re.compile(r"^3\.\d{1,2}$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -151,30 +116,15 @@ def _dashed(name: str) -> str:
     return name.replace("_", "-")
 
 
-def is_git_url(value: str) -> bool:
-    """Whether `repository` names something to clone rather than a directory."""
-    return bool(_GIT_URL.match(value))
-
-
-def github_repo_from_url(url: str) -> str | None:
-    """`owner/name` from a GitHub clone URL (https, scp-like or ssh), else None."""
-    match = _GITHUB_URL.match(url.strip())
-    return match.group("repo") if match else None
-
-
-def guess_vendor(agent: str, model: str | None) -> str:
+def _vendor_of(agent: str, model: str | None) -> str:
     """Who made the model, which the `cross-vendor` policy needs to tell authors apart.
 
-    The model name decides when it names a known family (a LiteLLM prefix such as
-    `ollama/` is looked through); otherwise the agent type, whose default model is its
-    maker's; otherwise "unknown".
+    The model's name decides when it names a known family; otherwise the agent type,
+    whose default model is its maker's; otherwise "unknown".
     """
-    if model:
-        lowered = model.lower()
-        for pattern, vendor in _VENDOR_BY_MODEL:
-            if pattern.search(lowered):
-                return vendor
-    return _VENDOR_BY_AGENT.get(agent, "unknown")
+    facts = BUILTIN_FACTS.get(agent)
+    guessed = guess_vendor(model) if model else None
+    return guessed or (facts.default_vendor if facts else None) or UNKNOWN_VENDOR
 
 
 def _registered_agents() -> set[str]:
@@ -187,11 +137,11 @@ def _misspelled_agent(agent: str) -> str | None:
     Names an installed package registers are never slips. Anything else that is not close
     to a built-in is left to the adapter registry, which can list what is installed.
     """
-    if agent in BUILTIN_AGENTS:
+    if agent in BUILTIN_FACTS:
         return None
     folded = agent.strip().lower().replace("_", "-")
-    guess = _AGENT_NICKNAMES.get(folded) or (folded if folded in BUILTIN_AGENTS else None)
-    guess = guess or suggest(folded, BUILTIN_AGENTS, cutoff=0.8)
+    guess = _AGENT_NICKNAMES.get(folded) or (folded if folded in BUILTIN_FACTS else None)
+    guess = guess or suggest(folded, BUILTIN_FACTS, cutoff=0.8)
     if guess is None or agent in _registered_agents():
         return None
     return guess
@@ -437,8 +387,9 @@ class AgentConfig(_Section):
         agent = filled["agent"]
         model = filled.get("model") if isinstance(filled.get("model"), str) else None
         filled.setdefault("quota", agent)
-        filled.setdefault("vendor", guess_vendor(agent, model))
-        if agent != "command":
+        filled.setdefault("vendor", _vendor_of(agent, model))
+        facts = BUILTIN_FACTS.get(agent)
+        if facts is None or not facts.needs_name:
             filled.setdefault("name", f"{agent}/{model}" if model else agent)
         return filled
 
@@ -454,28 +405,28 @@ class AgentConfig(_Section):
             errors.append(
                 (("agent",), config_error(f"'{self.agent}' is not an agent", suggestion=meant))
             )
-        if self.agent == "mini-swe-agent" and self.model is None:
+        facts = BUILTIN_FACTS.get(self.agent)
+        if facts is not None and facts.model_example is not None and self.model is None:
             errors.append(
                 (
                     ("model",),
-                    config_error(
-                        'mini-swe-agent needs a LiteLLM model, e.g. "ollama/qwen3-coder:30b"',
-                        kind="missing-key",
-                    ),
+                    config_error(f"{self.agent} needs {facts.model_example}", kind="missing-key"),
                 )
             )
         if self.agent == "command":
             errors.extend(self._command_problems())
-        known = BUILTIN_OPTIONS | {
-            info.alias or name for name, info in type(self).model_fields.items()
-        }
-        fields = set(type(self).model_fields) | {"assignment"}
+        own = {info.alias or name for name, info in type(self).model_fields.items()}
         for key in self.options:
-            meant = _dashed(key) if _dashed(key) in known and key != _dashed(key) else None
-            if meant is None and key not in known:
-                # An adapter may define any option, but one a letter away from a key
-                # every agent has is that key mistyped, and would silently not apply.
-                close = difflib.get_close_matches(key, sorted(fields), n=1, cutoff=0.8)
+            if key == "assignment":  # a contestant's, refused by ContestantConfig
+                continue
+            if facts is not None:
+                errors.extend(_option_problem(facts, key, own))
+                continue
+            # A plug-in may define any option, but one a letter away from a key every
+            # agent has is that key mistyped, and would silently not apply.
+            meant = _dashed(key) if _dashed(key) in own and key != _dashed(key) else None
+            if meant is None and key not in own:
+                close = difflib.get_close_matches(key, sorted(own), n=1, cutoff=0.8)
                 meant = close[0] if close and close[0] != key else None
             if meant is not None:
                 errors.append(((key,), config_error("", kind="unknown-key", suggestion=meant)))
@@ -513,6 +464,22 @@ class AgentConfig(_Section):
     def options(self) -> dict[str, Any]:
         """Adapter options: every key of the table this model does not define."""
         return dict(self.model_extra or {})
+
+
+def _option_problem(
+    facts: AgentFacts, key: str, own: set[str]
+) -> list[tuple[Loc, PydanticCustomError]]:
+    """The error for `key` in an entry of a built-in agent, or none when it takes the option."""
+    if key in facts.options:
+        return []
+    meant = suggest(key, sorted(facts.options | own))
+    if meant is not None:
+        message = ""
+    elif facts.options:
+        message = f"the {facts.harness} agent's options are " + ", ".join(sorted(facts.options))
+    else:
+        message = f"the {facts.harness} agent takes no options"
+    return [((key,), config_error(message, kind="unknown-key", suggestion=meant))]
 
 
 class ContestantConfig(AgentConfig):
@@ -568,26 +535,23 @@ class Config(_Section):
     @model_validator(mode="after")
     def _unique_names(self) -> Self:
         errors: list[tuple[Loc, PydanticCustomError]] = []
-        seen: dict[str, str] = {
-            BASE: "the unfixed code in the cross-examination matrix",
-            SUITE: "the repository's own tests in the cross-examination matrix",
-        }
+        seen: dict[str, str] = {}
         for table, agents in (("contestants", self.contestants), ("examiners", self.examiners)):
             agents_seq: list[AgentConfig] = list(agents)
             for index, agent in enumerate(agents_seq):
-                where = f"[[{table}]] #{index + 1}"
-                if agent.name in seen:
+                taken = RESERVED_NAMES.get(agent.name.casefold()) or seen.get(agent.name)
+                if taken is not None:
                     errors.append(
                         (
                             (table, index, "name"),
                             config_error(
-                                f"'{agent.name}' is already the name of {seen[agent.name]}; "
+                                f"'{agent.name}' is already the name of {taken}; "
                                 "give each agent its own name"
                             ),
                         )
                     )
                 else:
-                    seen[agent.name] = where
+                    seen[agent.name] = f"[[{table}]] #{index + 1}"
         raise_all(type(self).__name__, errors)
         return self
 

@@ -17,7 +17,9 @@ import errno
 import fcntl
 import json
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -25,9 +27,14 @@ from pydantic import BaseModel, ValidationError
 
 from bugbout_tui.core.errors import StoreError
 from bugbout_tui.core.fs import write_atomic, write_model
-from bugbout_tui.core.models import SCHEMA_VERSION
+from bugbout_tui.core.models import SCHEMA_VERSION, Attempt, Matrix
 
 STORE_DIR = ".bugbout"
+
+_LOCK_TRIES = 10
+_LOCK_PAUSE = 0.02
+"""Seconds between tries: a look at who holds the lock (`Store.lock_holder`) holds it
+itself for an instant, and a run starting in that instant must not take it for another."""
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -72,6 +79,17 @@ def _show(path: Path) -> str:
     return str(path)
 
 
+@dataclass(frozen=True)
+class LockHolder:
+    """Another process holding a store's lock."""
+
+    pid: int | None
+    """Its pid as it wrote it into the lock file; None when it has not (yet) written one."""
+
+    def __str__(self) -> str:
+        return f"pid {self.pid}" if self.pid is not None else "pid unknown"
+
+
 class Store:
     """One project's results, rooted at the directory that holds `bugbout.toml`."""
 
@@ -109,6 +127,14 @@ class Store:
         return self.matrices_dir / f"{task}.json"
 
     @property
+    def report_markdown_path(self) -> Path:
+        return self.root / "report.md"
+
+    @property
+    def report_json_path(self) -> Path:
+        return self.root / "report.json"
+
+    @property
     def events_path(self) -> Path:
         return self.root / "events.jsonl"
 
@@ -144,6 +170,39 @@ class Store:
             except FileNotFoundError:
                 continue
         return []
+
+    def attempts(self, unreadable: list[StoreError] | None = None) -> dict[str, list[Attempt]]:
+        """Every stored attempt, by task, each task's in the order of their contestants.
+
+        A record that cannot be read raises its `StoreError`; given `unreadable`, it is
+        added there and left out instead, so one torn file does not hide the rest.
+        """
+        found: dict[str, list[Attempt]] = {}
+        paths = self.records(self.attempts_dir, "*/*.json")
+        for attempt in self._read_all(paths, Attempt, unreadable):
+            found.setdefault(attempt.task, []).append(attempt)
+        for attempts in found.values():
+            attempts.sort(key=lambda attempt: attempt.contestant)
+        return found
+
+    def matrices(self, unreadable: list[StoreError] | None = None) -> dict[str, Matrix]:
+        """Every stored cross-examination matrix, by task; unreadable ones as in `attempts`."""
+        paths = self.records(self.matrices_dir, "*.json")
+        return {matrix.task: matrix for matrix in self._read_all(paths, Matrix, unreadable)}
+
+    def _read_all(
+        self, paths: Iterable[Path], model: type[M], unreadable: list[StoreError] | None
+    ) -> Iterator[M]:
+        for path in paths:
+            try:
+                record = self.read(path, model)
+            except StoreError as exc:
+                if unreadable is None:
+                    raise
+                unreadable.append(exc)
+                continue
+            if record is not None:
+                yield record
 
     def read(self, path: Path, model: type[M]) -> M | None:
         """Load a record, or None when it was never written.
@@ -222,6 +281,33 @@ class Store:
     def lock_path(self) -> Path:
         return self.root / "lock"
 
+    def lock_holder(self) -> LockHolder | None:
+        """Another process holding the store, found by trying its lock; None when none does.
+
+        The pid in the lock file is only what a run wrote there: a run killed outright
+        leaves it behind, and the system may since have given that pid to any process.
+        Only the `flock` tells, so it is tried (shared, never waited for) and let go at
+        once. A run of this very process, through another `Store`, is not another.
+        """
+        if self._lock_fd is not None:
+            return None
+        try:
+            fd = os.open(self.lock_path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pid = _written_pid(fd)
+                return None if pid == os.getpid() else LockHolder(pid)
+            except OSError:
+                return None
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return None
+        finally:
+            os.close(fd)
+
     def _take_lock(self) -> int:
         """Open the lock file, lock it and write our pid into it; the open descriptor."""
         try:
@@ -229,14 +315,20 @@ class Store:
         except OSError as exc:
             raise store_error(exc, self.lock_path) from None
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
-                raise StoreError(
-                    f"another bugbout run (pid {holder}) is using {_show(self.root)}.",
-                    hint="Wait for it to finish or stop it; `bugbout-tui --watch` can follow it.",
-                ) from None
+            for tries_left in reversed(range(_LOCK_TRIES)):
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if tries_left:
+                        time.sleep(_LOCK_PAUSE)
+                        continue
+                    holder = LockHolder(_written_pid(fd))
+                    raise StoreError(
+                        f"another bugbout run ({holder}) is using {_show(self.root)}.",
+                        hint="Wait for it to finish or stop it; "
+                        "`bugbout-tui --watch` can follow it.",
+                    ) from None
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         except OSError as exc:
@@ -259,3 +351,9 @@ class Store:
         fresh = self._take_lock()
         os.close(fd)
         self._lock_fd = fresh
+
+
+def _written_pid(fd: int) -> int | None:
+    """The pid a run wrote into the lock file open as `fd`, if it wrote one."""
+    text = os.pread(fd, 64, 0).decode(errors="replace").strip()
+    return int(text) if text.isdigit() else None

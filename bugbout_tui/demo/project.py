@@ -33,6 +33,7 @@ from pathlib import Path
 from bugbout_tui.core.errors import BugboutError, UsageError
 from bugbout_tui.core.fs import write_atomic
 from bugbout_tui.core.paths import bugbout_home
+from bugbout_tui.core.store import Store
 from bugbout_tui.demo.bugs import (
     BUGS,
     DISCOUNT_TWICE,
@@ -1035,7 +1036,7 @@ class DemoProject:
 
     @property
     def report_path(self) -> Path:
-        return self.root / ".bugbout" / "report.md"
+        return Store(self.root).report_markdown_path
 
     def is_current(self) -> bool:
         """Whether this directory is a demo built by this version of the demo."""

@@ -262,7 +262,7 @@ class Bout:
             resolved = sum(1 for r in patches if r.status == "resolved")
             return f"{resolved} of {len(patches)} patches resolved"
         if stage == "report":
-            return f"written to {self.project.store.root / 'report.md'}"
+            return f"written to {self.project.store.report_markdown_path}"
         return "done"
 
 

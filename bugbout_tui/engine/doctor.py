@@ -31,6 +31,7 @@ from bugbout_tui.agents.command import CommandAgent
 from bugbout_tui.agents.registry import agent_from_config
 from bugbout_tui.core.config import AgentConfig
 from bugbout_tui.core.errors import BugboutError, ToolMissingError
+from bugbout_tui.core.git_urls import is_git_url
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.testing import import_paths
 from bugbout_tui.infra.detect import github_from_remote
@@ -39,7 +40,6 @@ from bugbout_tui.infra.git import (
     default_branch,
     ensure_full_history,
     head_commit,
-    is_git_url,
     open_repository,
 )
 from bugbout_tui.infra.github import (

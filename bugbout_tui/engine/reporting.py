@@ -11,29 +11,9 @@ from pathlib import Path
 
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.models import Attempt, Matrix, OracleSet, ResolutionSet, TaskSet
-from bugbout_tui.core.store import Store
 from bugbout_tui.engine.project import Project
 from bugbout_tui.report import Report, build_report, render_json, render_markdown
 from bugbout_tui.stages.judge import VerdictSet, judge_all
-
-
-def stored_attempts(store: Store) -> dict[str, list[Attempt]]:
-    """Every stored attempt, per task, in a stable order."""
-    found: dict[str, list[Attempt]] = {}
-    for path in store.records(store.attempts_dir, "*/*.json"):
-        attempt = store.read(path, Attempt)
-        if attempt is not None:
-            found.setdefault(attempt.task, []).append(attempt)
-    return found
-
-
-def stored_matrices(store: Store) -> dict[str, Matrix]:
-    found: dict[str, Matrix] = {}
-    for path in store.records(store.matrices_dir, "*.json"):
-        matrix = store.read(path, Matrix)
-        if matrix is not None:
-            found[matrix.task] = matrix
-    return found
 
 
 def judge_matrices(project: Project, matrices: dict[str, Matrix]) -> VerdictSet:
@@ -65,7 +45,7 @@ def load_report(
             "nothing to report yet: no tasks have been mined.",
             hint="Run `bugbout run` first.",
         )
-    matrices = stored_matrices(store)
+    matrices = store.matrices()
     if judge:
         verdicts = judge_matrices(project, matrices)
     else:
@@ -73,7 +53,7 @@ def load_report(
             policy=project.config.judge.policy
         )
     cfg = project.config
-    attempts = [a for group in stored_attempts(store).values() for a in group]
+    attempts = [a for group in store.attempts().values() for a in group]
     return build_report(
         project=project.dir.name,
         policy=cfg.judge.policy,
@@ -95,7 +75,7 @@ def load_report(
 def write_report(project: Project, report: Report) -> tuple[Path, Path]:
     """`report.md` and `report.json` beside the other records."""
     store = project.store
-    markdown, data = store.root / "report.md", store.root / "report.json"
+    markdown, data = store.report_markdown_path, store.report_json_path
     store.write_text(markdown, render_markdown(report))
     store.write_text(data, render_json(report))
     return markdown, data

@@ -12,16 +12,13 @@ import subprocess
 import tomllib
 from pathlib import Path
 
-from bugbout_tui.core.config import (
-    AGENT_EXECUTABLES,
-    CONFIG_NAME,
-    github_repo_from_url,
-    parse_config_text,
-)
+from bugbout_tui.core.agent_facts import BUILTIN_FACTS
+from bugbout_tui.core.config import CONFIG_NAME, parse_config_text
 from bugbout_tui.core.config_doc import Layout, render_initial_config
 from bugbout_tui.core.config_errors import display_path
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.fs import write_atomic
+from bugbout_tui.core.git_urls import github_repo_from_url
 
 __all__ = [
     "NOT_PACKAGES",
@@ -127,7 +124,11 @@ def github_from_remote(repo_root: Path) -> str | None:
 
 def find_agents() -> list[str]:
     """The built-in agent types whose program is on PATH, in a fixed order."""
-    return [agent for agent, program in AGENT_EXECUTABLES.items() if shutil.which(program)]
+    return [
+        facts.harness
+        for facts in BUILTIN_FACTS.values()
+        if facts.executable and shutil.which(facts.executable)
+    ]
 
 
 def write_initial_config(

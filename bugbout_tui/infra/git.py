@@ -20,6 +20,7 @@ from collections.abc import Generator, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from bugbout_tui.core.errors import BugboutError, ToolMissingError, UsageError
+from bugbout_tui.core.git_urls import is_git_url
 from bugbout_tui.core.paths import bugbout_home
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,6 @@ _REPOSITORY_VARIABLES = (
 
 _OBJECT_HEADER = re.compile(rb"^[0-9a-f]{40,64} ([a-z]+) ([0-9]+)$")
 _URL_CREDENTIALS = re.compile(r"(https?://)[^/@\s]+@")
-_URL = re.compile(r"^(?:(?:https?|git|file|(?:git\+)?ssh)://\S+|[\w.-]+@[\w.-]+:\S+)$")
 
 
 class GitError(BugboutError):
@@ -168,11 +168,6 @@ def stream_git(
         if returncode != 0:
             errors.seek(0)
             raise _failure(argv, errors.read(), repo)
-
-
-def is_git_url(spec: str) -> bool:
-    """Whether `project.repository` names something to clone rather than a local path."""
-    return _URL.match(spec.strip()) is not None
 
 
 def open_repository(spec: str, config_dir: Path) -> Path:

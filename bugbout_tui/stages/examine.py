@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
+from bugbout_tui.core.agent_facts import UNKNOWN_VENDOR
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.models import (
     BASE,
@@ -42,7 +43,6 @@ AUTHORS_DIR = ".bugbout_authors"
 """Where authors' tests are installed in a tree. With its leading dot it is no module
 name, so each author's directory in it is a top-level package of its own, and pytest
 never recurses into it when collecting a directory above it."""
-UNKNOWN_VENDOR = "unknown"
 
 _TEST_MODULE_NAMES = ("test_*.py", "*_test.py")
 _NORECURSE = ("*.egg", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -90,28 +89,6 @@ _SCREENS = Binding.Group("screens", compact=True)
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-def lock_holder(store: Store) -> int | None:
-    """The pid of another live run holding the store, read without taking the lock.
-
-    A run writes its pid into the lock file and empties it when done; a run killed
-    outright leaves its pid behind, so the pid must also still be alive.
-    """
-    try:
-        text = (store.root / "lock").read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not text.isdigit() or int(text) == os.getpid():
-        return None
-    pid = int(text)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        return pid
-    return pid
 
 
 @dataclass(frozen=True)
@@ -302,16 +279,15 @@ class BugboutApp(App[int]):
         except BugboutError as exc:
             self.exit(2, message=str(exc))
             return
-        holder = lock_holder(self.store)
+        holder = self.store.lock_holder()
         if holder is not None and not self.watching:
             self.watching = True
             self.notify(
-                f"Another bugbout run (pid {holder}) is using this project; following it "
-                "read-only.",
+                f"Another bugbout run ({holder}) is using this project; following it read-only.",
                 timeout=8,
             )
         if self.watching:
-            self.watched_pid = holder
+            self.watched_pid = holder.pid if holder is not None else None
         self._read_journal(follow=self.watching, generation=self._journal_generation)
         self.reload_records()
         if first_mode is None:
@@ -381,7 +357,8 @@ class BugboutApp(App[int]):
             return
         if message.restarted:
             self.feed.push(JournalRestarted())
-            self.watched_pid = lock_holder(self.store)
+            holder = self.store.lock_holder()
+            self.watched_pid = holder.pid if holder is not None else None
         self.feed.extend(list(message.events))
 
     # --- records -----------------------------------------------------------------------
@@ -442,10 +419,10 @@ class BugboutApp(App[int]):
         if isinstance(screen, BoutScreen) and screen.has_unsaved_changes:
             self.notify("Save or discard the config changes first (ctrl+s saves).")
             return
-        holder = lock_holder(self.store)
+        holder = self.store.lock_holder()
         if holder is not None:
             self.notify(
-                f"Another bugbout run (pid {holder}) is using this project. "
+                f"Another bugbout run ({holder}) is using this project. "
                 "Restart with --watch to follow it.",
                 severity="error",
             )

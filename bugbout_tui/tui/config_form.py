@@ -16,7 +16,8 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Item
 
-from bugbout_tui.core.config import BUILTIN_AGENTS, Policy, Sandbox
+from bugbout_tui.core.agent_facts import BUILTIN_FACTS
+from bugbout_tui.core.config import Policy, Sandbox
 from bugbout_tui.core.config_doc import AgentTable
 
 FieldKind = Literal["text", "int", "bool", "choice", "toml"]
@@ -77,7 +78,7 @@ SECTIONS: dict[str, tuple[FieldSpec, ...]] = {
 }  # fmt: skip
 
 AGENT_FIELDS: tuple[FieldSpec, ...] = (
-    FieldSpec("agent", "choice", "the agent program", "", BUILTIN_AGENTS),
+    FieldSpec("agent", "choice", "the agent program", "", tuple(BUILTIN_FACTS)),
     FieldSpec("model", "text", "the model; blank for the agent's default", "default"),
     FieldSpec("name", "text", "how it appears in results", "agent/model"),
     FieldSpec("vendor", "text", "who made the model (for cross-vendor)", "guessed"),

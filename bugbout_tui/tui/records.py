@@ -59,27 +59,17 @@ class Records:
 def load_records(project_dir: Path) -> Records:
     """Read every record of the store beside `project_dir`'s bugbout.toml."""
     store = Store(project_dir)
-    problems: list[str] = []
+    unreadable: list[StoreError] = []
 
     def read(path: Path, model: type[M]) -> M | None:
         try:
             return store.read(path, model)
         except StoreError as exc:
-            problems.append(exc.message)
+            unreadable.append(exc)
             return None
 
-    attempts: dict[str, list[Attempt]] = {}
-    for path in store.records(store.attempts_dir, "*/*.json"):
-        attempt = read(path, Attempt)
-        if attempt is not None:
-            attempts.setdefault(attempt.task, []).append(attempt)
-    for found in attempts.values():
-        found.sort(key=lambda attempt: attempt.contestant)
-    matrices: dict[str, Matrix] = {}
-    for path in store.records(store.matrices_dir, "*.json"):
-        matrix = read(path, Matrix)
-        if matrix is not None:
-            matrices[matrix.task] = matrix
+    attempts = store.attempts(unreadable)
+    matrices = store.matrices(unreadable)
     return Records(
         taskset=read(store.tasks_path, TaskSet),
         oracles=read(store.oracles_path, OracleSet),
@@ -87,5 +77,5 @@ def load_records(project_dir: Path) -> Records:
         matrices=matrices,
         verdicts={task: dict(judge_all(matrix)) for task, matrix in matrices.items()},
         resolutions=read(store.resolutions_path, ResolutionSet),
-        problems=problems,
+        problems=[exc.message for exc in unreadable],
     )

@@ -3,9 +3,6 @@ summary, the config fields, task statuses."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,9 +11,7 @@ from tuiproject import EVENTS, _matrix_calc_1
 from bugbout_tui.core.config import TasksConfig
 from bugbout_tui.core.events import AttemptOutput, BoutStarted, StageStarted
 from bugbout_tui.core.models import IssueRef, Oracle, OracleSet, Task
-from bugbout_tui.core.store import Store
 from bugbout_tui.engine.state import BoutState
-from bugbout_tui.tui.app import lock_holder
 from bugbout_tui.tui.config_form import parse_field, show_value
 from bugbout_tui.tui.feed import OutputBook
 from bugbout_tui.tui.matrix_view import Filters, cell_tests, matrix_grid
@@ -172,21 +167,3 @@ def test_a_task_status_says_why_it_will_not_race() -> None:
     assert task_status(_task(None), plain, scored).label == "not raced: no issue text (offline)"
     assert task_status(_task(), review, scored).label.startswith("awaiting review")
     assert task_status(_task(), accepted, scored).label == "accepted by you"
-
-
-def test_a_live_run_holding_the_store_is_found_without_taking_its_lock(tmp_path: Path) -> None:
-    store = Store(tmp_path)
-    store.ensure()
-    assert lock_holder(store) is None
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(30)"], stdin=subprocess.DEVNULL
-    )
-    try:
-        (store.root / "lock").write_text(f"{holder.pid}\n")
-        assert lock_holder(store) == holder.pid
-    finally:
-        holder.kill()
-        holder.wait()
-    assert lock_holder(store) is None
-    (store.root / "lock").write_text(f"{os.getpid()}\n")
-    assert lock_holder(store) is None
