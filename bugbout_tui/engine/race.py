@@ -35,14 +35,16 @@ from bugbout_tui.core.events import (
 )
 from bugbout_tui.core.models import Attempt, Task, Tokens
 from bugbout_tui.core.patch import Patch
-from bugbout_tui.core.paths import bugbout_home
+from bugbout_tui.core.paths import bugbout_home, known_homes
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.scheduler import Job, QuotaParkedError, run_in_lanes
 from bugbout_tui.engine.testing import import_paths
 from bugbout_tui.infra.env import Environment
+from bugbout_tui.infra.git import repository_paths
 from bugbout_tui.infra.proc import run_process
-from bugbout_tui.infra.sandbox import Confinement, Sandbox, program_root
+from bugbout_tui.infra.programs import interpreter_paths
+from bugbout_tui.infra.sandbox import Confinement, Sandbox
 from bugbout_tui.infra.trees import repo_key
 from bugbout_tui.infra.workcopy import harvest, prepare_working_copy
 from bugbout_tui.stages.prompts import Role, render_prompt
@@ -120,19 +122,18 @@ class Race:
         self.entrants = list(entrants)
         self.retry_failed = retry_failed
         self.scratch = bugbout_home() / "attempts" / repo_key(repo)
-        self.hidden = (
-            bugbout_home() / "trees",
-            bugbout_home() / "repos",
-            bugbout_home() / "work",
-            self.scratch,
-            repo.resolve(),
-            project.dir.resolve(),
+        project_paths = _unique(
+            [project.store.root, project.dir.resolve(), *repository_paths(repo)]
         )
-        """What no agent may read: the fix's pristine trees, the history, the results,
-        other attempts. An attempt's own directories are writable, so they stay visible."""
-        self.readable = _interpreter_dirs(environment, self.hidden)
-        """The test interpreter's directory, shown again if it lies in a hidden path (a
-        `.venv` inside the project): the prompt tells the agent to run the tests with it."""
+        self.hidden = (*known_homes(), *project_paths)
+        """What no agent may read: every bugbout home (the fix's pristine trees, clones,
+        other attempts, the demo's store), the store, the project and the repository
+        with its history. An attempt's own directories are writable inside a home, so
+        they stay visible."""
+        self.readable = interpreter_paths(environment.python, hidden=project_paths)
+        """The test interpreter's paths, shown again where they lie in a hidden path (a
+        test environment in a bugbout home, a `.venv` inside the project): the prompt
+        tells the agent to run the tests with it."""
         self._stops: dict[str, asyncio.Event] = {}
         """One per attempt of this run not yet recorded; set, it stops that attempt."""
 
@@ -425,13 +426,5 @@ def _clear_copy(folder: Path) -> None:
     shutil.rmtree(folder / "git", ignore_errors=True)
 
 
-def _interpreter_dirs(environment: Environment, hidden: Sequence[Path]) -> tuple[Path, ...]:
-    """The environment holding the test interpreter, unless showing it would show a
-    hidden path too (an interpreter at the repository's root, say)."""
-    home = environment.root or program_root(os.path.abspath(environment.python))
-    assert home is not None  # an absolute path always has a root
-    home = Path(os.path.realpath(home))
-    for path in map(os.path.realpath, hidden):
-        if home == Path(path) or home in Path(path).parents:
-            return ()
-    return (home,)
+def _unique(paths: Sequence[Path]) -> list[Path]:
+    return list(dict.fromkeys(paths))
