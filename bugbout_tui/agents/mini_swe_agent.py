@@ -147,6 +147,7 @@ class MiniSweAgent(CodingAgent):
             env=command_env,
             hidden=session.hidden,
             readable=session.readable,
+            view=session.view,
         )
         sandboxed = session.sandbox.wrap(
             ["bash", "-c", PLACEHOLDER], confinement, cwd=session.workdir

@@ -26,7 +26,7 @@ BUILTIN_AGENTS: dict[str, type[CodingAgent]] = {
     for agent in (CodexAgent, ClaudeCodeAgent, GeminiCliAgent, MiniSweAgent, CommandAgent)
 }
 
-COMMON_KEYS = frozenset({"agent", "model", "name", "vendor", "quota"})
+COMMON_KEYS = frozenset({"agent", "model", "name", "vendor", "quota", "view"})
 """Keys every entry may have; any other key is an option of the adapter."""
 EXAMINER_KEYS = frozenset({"assignment"})
 """Keys of an examiner entry that concern bugbout, not the adapter."""

@@ -53,6 +53,7 @@ __all__ = [
     "CONFIG_NAME",
     "ENTRY_POINT_GROUP",
     "AgentConfig",
+    "AgentView",
     "Assignment",
     "Config",
     "ConfigError",
@@ -112,6 +113,7 @@ BUILTIN_OPTIONS = frozenset(
 """Options the built-in adapters read; used to catch `step_limit` written for `step-limit`."""
 
 Sandbox = Literal["auto", "bubblewrap", "seatbelt", "none"]
+AgentView = Literal["host", "minimal"]
 Policy = Literal["majority", "unanimous", "strict", "cross-vendor"]
 Assignment = Literal["reproduce", "specify"]
 Decision = Literal["accepted", "excluded"]
@@ -389,6 +391,7 @@ class RunConfig(_Section):
     """`[run]`: confinement, time limits and how many runs share a quota."""
 
     sandbox: Sandbox = "auto"
+    agent_view: AgentView = "host"
     timeout: Annotated[
         int, Field(gt=0), Explain(invalid="must be a positive whole number of seconds")
     ] = 1800
@@ -426,6 +429,8 @@ class AgentConfig(_Section):
     ]
     vendor: Annotated[str, Field(min_length=1)]
     quota: Annotated[str, Field(min_length=1)]
+    view: AgentView | None = None
+    """What the agent may read; None takes `[run] agent-view`."""
 
     @model_validator(mode="before")
     @classmethod

@@ -44,7 +44,7 @@ from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.git import repository_paths
 from bugbout_tui.infra.proc import run_process
 from bugbout_tui.infra.programs import interpreter_paths
-from bugbout_tui.infra.sandbox import Confinement, Sandbox
+from bugbout_tui.infra.sandbox import Confinement, Sandbox, View
 from bugbout_tui.infra.trees import repo_key
 from bugbout_tui.infra.workcopy import harvest, prepare_working_copy
 from bugbout_tui.stages.prompts import Role, render_prompt
@@ -58,11 +58,16 @@ CANCELLED = "cancelled by the user"
 
 @dataclass(frozen=True)
 class Entrant:
-    """An agent in the race, as a contestant (fixes) or an examiner (writes tests)."""
+    """An agent in the race, as a contestant (fixes) or an examiner (writes tests).
+
+    `view` is what its confined parts may read (see `Confinement.view`); None takes the
+    bout's `[run] agent-view`.
+    """
 
     agent: CodingAgent
     role: Literal["contestant", "examiner"] = "contestant"
     assignment: Literal["reproduce", "specify"] = "reproduce"
+    view: View | None = None
 
     @property
     def prompt_role(self) -> Role:
@@ -263,6 +268,7 @@ class Race:
                 base_env=dict(os.environ),
                 hidden=self.hidden,
                 readable=self.readable,
+                view=self._view(entrant),
             )
             invocation = agent.invocation(session)
         except BugboutError as exc:
@@ -349,13 +355,15 @@ class Race:
         asked: Confinement | None,
         env: Mapping[str, str],
     ) -> Confinement | None:
-        """The adapter's confinement with the answer hidden; an outer one for agents that
-        confine their own commands, so their process cannot read the answer either."""
+        """The adapter's confinement with the answer hidden, in the entrant's view; an
+        outer one for agents that confine their own commands, so their process cannot
+        read the answer either."""
         if asked is not None:
             return dataclasses.replace(
                 asked,
                 hidden=(*asked.hidden, *self.hidden),
                 readable=(*asked.readable, *self.readable),
+                view=session.view,
             )
         if not entrant.agent.wants_sandbox:
             return None
@@ -366,7 +374,11 @@ class Race:
             readable=self.readable,
             hidden=self.hidden,
             nested=True,
+            view=session.view,
         )
+
+    def _view(self, entrant: Entrant) -> View:
+        return entrant.view or self.project.config.run.agent_view
 
     def _record(
         self,
