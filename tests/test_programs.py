@@ -190,3 +190,18 @@ def test_files_named_on_the_command_line_bring_their_directory_unless_hidden(
 )
 def test_what_counts_as_an_interpreter(name: str, expected: bool) -> None:
     assert is_python(f"/usr/bin/{name}") is expected
+
+
+def test_an_environment_that_holds_the_repository_shows_nothing_of_it(
+    tmp_path: Path, homes: Path
+) -> None:
+    python, site_packages = _venv(tmp_path / "venv")
+    repository = tmp_path / "venv" / "repo"
+    (repository / "src").mkdir(parents=True)
+    (site_packages / "project.pth").write_text(f"{repository / 'src'}\n")
+
+    found = interpreter_paths(python, hidden=[repository])
+
+    repo = _real(repository)
+    assert _real(site_packages) in found  # control: the environment's own files are there
+    assert not any(p.is_relative_to(repo) or repo.is_relative_to(p) for p in found)

@@ -123,11 +123,15 @@ def interpreter_paths(python: Path, *, hidden: Iterable[Path] = ()) -> tuple[Pat
     if footprint is None or not footprint.is_current():
         footprint = _FOOTPRINTS[str(python)] = _footprint(str(python))
     guarded = _guarded(hidden)
+    # An "environment" holding the repository or a home has nothing of its own to show.
+    own: Path | None = footprint.prefix
+    if any(_inside(g, footprint.prefix) for g in guarded):
+        own = None
     kept = [
         path
         for path in footprint.paths
         if not any(_inside(g, path) for g in guarded)
-        and (_inside(path, footprint.prefix) or not any(_inside(path, g) for g in guarded))
+        and ((own is not None and _inside(path, own)) or not any(_inside(path, g) for g in guarded))
     ]
     return _outermost(kept)
 
