@@ -134,6 +134,7 @@ def contestant(
     quota: str | None = None,
     state_dirs: Sequence[str] = (),
     env: dict[str, str] | None = None,
+    view: str | None = None,
 ) -> str:
     """A `[[contestants]]` entry for a `command` agent."""
     lines = [
@@ -149,6 +150,8 @@ def contestant(
     if env:
         table = ", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items())
         lines.append(f"env = {{ {table} }}")
+    if view is not None:
+        lines.append(f"view = {json.dumps(view)}")
     return "\n".join(lines) + "\n"
 
 

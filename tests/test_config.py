@@ -67,6 +67,7 @@ def test_defaults(repo: Path) -> None:
     assert config.tasks.include == [] and config.tasks.exclude == []
     assert config.tasks.require_review is False
     assert config.run.sandbox == "auto"
+    assert config.run.agent_view == "host"
     assert config.run.timeout == 1800
     assert config.run.quotas == {}
     assert config.run.capacity("codex") == 1
@@ -687,4 +688,30 @@ def test_key_lines_inline_quotas(repo: Path) -> None:
     assert problems(repo, text) == [
         "invalid value for 'quotas.claude-code' in [run] at bugbout.toml:6: "
         "must be a whole number of runs at once, at least 1"
+    ]
+
+
+def test_what_agents_see_is_chosen_for_the_bout_and_per_agent(repo: Path) -> None:
+    text = (
+        MINIMAL
+        + '[run]\nagent-view = "minimal"\n'
+        + '[[contestants]]\nagent = "codex"\nview = "host"\n'
+        + '[[contestants]]\nagent = "gemini-cli"\n'
+        + '[[examiners]]\nagent = "claude-code"\nview = "minimal"\n'
+    )
+    config = load_config(write(repo, text))
+    assert config.run.agent_view == "minimal"
+    assert [c.view for c in config.agents] == ["host", None, "minimal"]
+    assert all("view" not in c.options for c in config.agents)
+
+
+def test_a_view_that_does_not_exist_is_reported_with_its_line(repo: Path) -> None:
+    text = (
+        MINIMAL + '[run]\nagent-view = "strict"\n[[contestants]]\nagent = "codex"\nview = "none"\n'
+    )
+    assert problems(repo, text) == [
+        "invalid value for 'agent-view' in [run] at bugbout.toml:4: must be one of 'host', "
+        "'minimal'",
+        "invalid value for 'view' in [[contestants]] #1 at bugbout.toml:7: must be one of "
+        "'host', 'minimal'",
     ]

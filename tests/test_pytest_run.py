@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import sys
@@ -524,3 +525,92 @@ def test_runs_share_nothing(tmp_path: Path, bwrap: Sandbox) -> None:
         "failed",
     ]
     assert os.path.exists(tmp_path / "work0" / "junit.xml")
+
+
+def test_a_test_sees_its_tree_its_interpreter_and_the_system_and_nothing_else(
+    tmp_path: Path, bwrap: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deny by default: nothing of any bugbout home but the tree under test, no other
+    tree, no store, no repository, no home directory; its own loopback works, the host's
+    does not answer."""
+    home = tmp_path / "bugbout-home"
+    user = tmp_path / "user"
+    answer = home / "trees" / "proj-1" / "f1x" / "src" / "calc" / "ops.py"
+    default_oracles = user / ".cache" / "bugbout" / "demo" / ".bugbout" / "oracles.json"
+    default_tree = user / ".cache" / "bugbout" / "trees" / "proj-1" / "f1x" / "ops.py"
+    project = tmp_path / "proj"
+    secrets = {
+        "configured home": answer,
+        "default home": default_oracles,
+        "default tree": default_tree,
+        "other tree": home / "work" / "proj-1" / "score" / "calc-1" / "other" / "tree" / "a.py",
+        "store": project / ".bugbout" / "oracles.json",
+        "repository": project / "src" / "calc" / "ops.py",
+        "history": project / ".git" / "HEAD",
+        "user's home": user / "notes.txt",
+    }
+    for path in secrets.values():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("tests/test_f1.py::test_f1 return 1")
+    monkeypatch.setenv("BUGBOUT_HOME", str(home))
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    workspace = home / "work" / "proj-1" / "score" / "calc-1" / "mine"
+    tree = write_tree(
+        workspace / "tree",
+        {
+            "tests/test_view.py": f"""
+            import os, socket, sys
+
+            SECRETS = {json.dumps({k: str(v) for k, v in secrets.items()})}
+
+            def test_nothing_of_bugbout_or_the_user_is_in_view():
+                seen = {{name: os.path.exists(path) for name, path in SECRETS.items()}}
+                assert seen == {{name: False for name in SECRETS}}
+                assert os.environ["HOME"] != {str(user)!r}
+                assert not os.path.exists({str(home / "trees")!r})
+
+            def test_its_tree_interpreter_and_system_are():
+                assert os.path.exists("tests/test_view.py")
+                assert os.path.isdir(os.path.join(sys.prefix, "bin"))
+                assert os.path.isfile("/usr/bin/env") and os.path.isdir("/etc")
+                for gone in ("/home", "/opt", "/srv", "/mnt", "/run"):
+                    assert not os.path.exists(gone), gone
+                assert os.listdir("/var") == ["tmp"]
+
+            def test_its_own_loopback_works():
+                with socket.create_server(("127.0.0.1", 0)) as server:
+                    with socket.create_connection(server.getsockname(), timeout=5):
+                        pass
+
+            def test_the_hosts_loopback_is_out_of_reach():
+                try:
+                    socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
+                except OSError:
+                    return
+                raise AssertionError("reached a server on the host's loopback")
+            """,
+        },
+    )
+    cmd = PytestCommand(python=PYTHON, tree=tree, paths=(), pythonpath=[tree], hidden=(project,))
+    try:
+        result = asyncio.run(run_pytest(cmd, bwrap, workdir=workspace / "run"))
+    finally:
+        listener.close()
+    assert result.error is None, result.error
+    assert {k: v.outcome for k, v in result.outcomes.items()} == {
+        "tests/test_view.py::test_nothing_of_bugbout_or_the_user_is_in_view": "passed",
+        "tests/test_view.py::test_its_tree_interpreter_and_system_are": "passed",
+        "tests/test_view.py::test_its_own_loopback_works": "passed",
+        "tests/test_view.py::test_the_hosts_loopback_is_out_of_reach": "passed",
+    }, result.outcomes
+    # control: unconfined, the same test finds what it looks for
+    control = asyncio.run(run_pytest(cmd, select_sandbox("none"), workdir=workspace / "run2"))
+    assert (
+        control.outcomes[
+            "tests/test_view.py::test_nothing_of_bugbout_or_the_user_is_in_view"
+        ].outcome
+        == "failed"
+    )

@@ -326,10 +326,16 @@ ids = [case.name for case in CASES]
 # --- the tests ------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("view", ["host", "minimal"])
 @pytest.mark.parametrize("case", CASES, ids=ids)
 def test_the_agent_fixes_the_bug_and_bugbout_records_exactly_that(
-    case: Case, project: Path, monkeypatch: pytest.MonkeyPatch
+    case: Case, view: str, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """In either view: the minimal one shows the agent its installation (the Node.js
+    package and `node`, or its virtual environment), the checkout and the test
+    interpreter, and nothing else of the machine but the system directories."""
+    config = project / "bugbout.toml"
+    config.write_text(config.read_text().replace("\n[run]\n", f'\n[run]\nagent-view = "{view}"\n'))
     turns: list[Turn] = [
         Read("src/calc/ops.py"),
         Edit("src/calc/ops.py", "    return a - b", "    return a + b"),
@@ -391,8 +397,8 @@ def test_the_sandbox_stops_escapes_from_the_working_copy(
 ) -> None:
     if shutil.which("curl") is None:
         pytest.skip("curl, the network probe, is not installed (.ci/install-agent-clis does)")
-    # Inside BUGBOUT_HOME: visible in the sandbox (read-only), and writable for anything
-    # outside it, so a write that got through would land there.
+    # Inside BUGBOUT_HOME: hidden in the sandbox (an empty, read-only directory), and
+    # writable for anything outside it, so a write that got through would land there.
     outside = tmp_path / "bugbout-home" / "escaped-by-command"
     edited = tmp_path / "bugbout-home" / "escaped-by-edit"
     with HitRecorder() as recorder:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from bugbout_tui.core.errors import BugboutError, ToolMissingError, UsageError
+from bugbout_tui.infra.programs import interpreter_paths
 from bugbout_tui.infra.sandbox import (
     BubblewrapSandbox,
     Confinement,
@@ -207,26 +208,31 @@ def test_a_missing_writable_path_is_refused_before_anything_runs(checkout: Path)
         BubblewrapSandbox().wrap(["true"], confinement, cwd=checkout)
 
 
-def test_bugbout_home_and_the_working_directory_stay_readable_under_the_private_tmp(
+def test_the_working_directory_and_grants_stay_readable_under_the_private_tmp_and_no_more(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, checkout: Path
 ) -> None:
+    """A bugbout home under /tmp is not bound back as a whole: a process sees of it only
+    what it is granted (a test environment), never its trees."""
     home = tmp_path / "bugbout-home"
     (home / "envs").mkdir(parents=True)
     (home / "envs" / "marker").write_text("environment")
+    (home / "trees").mkdir()
+    (home / "trees" / "fix.py").write_text("the fix")
     monkeypatch.setenv("BUGBOUT_HOME", str(home))
     reports = tmp_path / "reports"
     reports.mkdir()
     code = (
-        "import os, sys\nprint(open(sys.argv[1]).read(), os.listdir('.'))\nopen(sys.argv[1], 'a')\n"
+        "import os, sys\nprint(open(sys.argv[1]).read(), os.listdir('.'))\n"
+        "print(os.path.exists(sys.argv[2]))\nopen(sys.argv[1], 'a')\n"
     )
     result = _run(
         _sandbox("bubblewrap"),
-        [PYTHON, "-c", code, str(home / "envs" / "marker")],
-        Confinement(writable=(reports,), env=_plain_env()),
+        [PYTHON, "-c", code, str(home / "envs" / "marker"), str(home / "trees" / "fix.py")],
+        Confinement(writable=(reports,), env=_plain_env(), readable=(home / "envs",)),
         checkout,
     )
 
-    assert result.stdout == "environment []\n"
+    assert result.stdout == "environment []\nFalse\n"
     assert "Read-only file system" in result.stderr
 
 
@@ -809,3 +815,132 @@ def _python_in(
 ) -> subprocess.CompletedProcess[str]:
     env = _plain_env() if pythonpath is None else _plain_env(PYTHONPATH=pythonpath)
     return _run(_sandbox("bubblewrap"), [python, "-c", code], Confinement((), env=env), cwd)
+
+
+# --- the minimal view ------------------------------------------------------------------
+
+LOOK_AROUND = """
+import errno, json, os, sys
+def attempt(action):
+    try:
+        return action()
+    except OSError as error:
+        return errno.errorcode[error.errno]
+def write(path):
+    with open(path, "w") as handle:
+        handle.write("x")
+    return "ok"
+granted, writable, elsewhere = json.loads(os.environ["LOOK"])
+print(json.dumps({
+    "root": sorted(os.listdir("/")),
+    "var": sorted(os.listdir("/var")),
+    "var_lib": os.path.isdir("/var/lib"),
+    "granted": attempt(lambda: open(granted).read()),
+    "elsewhere": attempt(lambda: open(elsewhere).read()),
+    "write_granted": attempt(lambda: write(granted)),
+    "write_writable": attempt(lambda: write(os.path.join(writable, "out.txt"))),
+    "write_root": attempt(lambda: write("/planted")),
+    "write_tmp": attempt(lambda: write("/tmp/scratch")),
+}))
+"""
+
+
+@pytest.mark.parametrize("view", ["minimal", "host"])
+def test_the_minimal_view_shows_the_system_and_the_grants_and_nothing_else(
+    view: str, tmp_path: Path, checkout: Path
+) -> None:
+    granted = tmp_path / "granted" / "data.txt"
+    elsewhere = tmp_path / "elsewhere" / "data.txt"
+    for path in (granted, elsewhere):
+        path.parent.mkdir()
+        path.write_text("readable")
+    # Named in the environment: a file named on the command line is shown with its
+    # directory, as a script's is.
+    look = json.dumps([str(granted), str(checkout), str(elsewhere)])
+    confinement = Confinement(
+        writable=(checkout,),
+        env=_plain_env(LOOK=look),
+        readable=(granted.parent,),
+        view=view,  # type: ignore[arg-type]
+    )
+    result = _python(_sandbox("bubblewrap"), LOOK_AROUND, confinement, checkout)
+    seen = json.loads(result.stdout)
+
+    assert seen["granted"] == "readable"
+    assert seen["write_granted"] == "EROFS"
+    assert seen["write_writable"] == seen["write_tmp"] == "ok"
+    if view == "host":  # the control: the machine is there, read-only
+        assert seen["var_lib"] and seen["write_root"] == "EROFS"
+        return
+    assert seen["elsewhere"] == "ENOENT"
+    assert seen["write_root"] == "EROFS"
+    assert seen["var"] == ["tmp"] and not seen["var_lib"]
+    tops = {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "dev", "proc"}
+    tops |= {"tmp", "var"}
+    tops |= {p.parts[1] for p in interpreter_paths(Path(PYTHON))}
+    assert set(seen["root"]) <= tops, seen["root"]
+    for gone in ("home", "opt", "srv", "mnt", "run", "media"):
+        assert gone not in seen["root"] or gone in tops
+
+
+def test_the_minimal_view_masks_credential_stores_inside_a_grant(
+    tmp_path: Path, checkout: Path
+) -> None:
+    home = _make_home(tmp_path)
+    confinement = Confinement(
+        writable=(checkout,), env=_plain_env(HOME=str(home)), readable=(home,), view="minimal"
+    )
+    result = _run(
+        _sandbox("bubblewrap"),
+        [PYTHON, "-c", READ_HOME, str(home), *HOME_FILES],
+        confinement,
+        checkout,
+    )
+    seen = json.loads(result.stdout)
+
+    assert seen["notes.txt"] == "ordinary file"
+    assert seen[".ssh/id_ed25519"] == "FileNotFoundError"
+    assert seen[".aws/credentials"] == "FileNotFoundError"
+    assert seen[".netrc"] == ""
+
+
+def test_a_program_reached_through_a_link_runs_with_its_package_in_the_minimal_view(
+    tmp_path: Path, checkout: Path
+) -> None:
+    """A Node.js CLI as npm installs it: a link in a `bin/` directory to a script inside
+    `node_modules`, which reads files of its package. The view holds the package and the
+    link, not the rest of the installation's prefix."""
+    package = tmp_path / "prefix" / "lib" / "node_modules" / "tool"
+    (package / "bin").mkdir(parents=True)
+    (package / "data.txt").write_text("from the package\n")
+    script = package / "bin" / "tool.sh"
+    script.write_text(
+        '#!/bin/sh\nhere="$(dirname "$(readlink -f "$0")")"\ncat "$here/../data.txt"\n'
+        f"cat {tmp_path / 'prefix' / 'private.txt'} 2>/dev/null || echo private-hidden\n"
+    )
+    script.chmod(0o755)
+    (tmp_path / "prefix" / "private.txt").write_text("the prefix's other files")
+    (tmp_path / "local" / "bin").mkdir(parents=True)
+    link = tmp_path / "local" / "bin" / "tool"
+    link.symlink_to(os.path.relpath(script, link.parent))
+    confinement = Confinement(writable=(checkout,), env=_plain_env(), view="minimal")
+    result = _run(_sandbox("bubblewrap"), [str(link)], confinement, checkout)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["from the package", "private-hidden"]
+
+
+@pytest.mark.parametrize("network", [True, False])
+def test_the_minimal_view_shows_certificates_only_to_a_process_with_network(
+    network: bool, tmp_path: Path, checkout: Path
+) -> None:
+    """What TLS needs, where it really lives (here a bundle a variable names, outside
+    the system directories), is shown to a process that may use the network."""
+    bundle = tmp_path / "certs" / "bundle.pem"
+    bundle.parent.mkdir()
+    bundle.write_text("-----BEGIN CERTIFICATE-----")
+    env = _plain_env(SSL_CERT_FILE=str(bundle))
+    confinement = Confinement(writable=(checkout,), env=env, network=network, view="minimal")
+    code = "import os; print(os.path.exists(os.environ['SSL_CERT_FILE']))"
+    result = _python(_sandbox("bubblewrap"), code, confinement, checkout)
+    assert result.stdout.strip() == str(network), result.stderr

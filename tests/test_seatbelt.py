@@ -278,3 +278,100 @@ def test_seatbelt_confines_a_real_process(tmp_path: Path, checkout: Path) -> Non
     assert result.stdout.split() == ["write", "denied", "network", "denied"], result.stderr
     assert (checkout / "a").read_text() == "ok"
     assert not (elsewhere / "b").exists()
+
+
+# --- the minimal view ------------------------------------------------------------------
+
+
+def minimal_profile(confinement: Confinement, cwd: Path, argv: list[str]) -> list[Form]:
+    return read_sbpl(SeatbeltSandbox().profile(confinement, cwd=cwd, argv=argv))
+
+
+def test_the_minimal_view_denies_every_read_then_allows_the_system_and_the_grants(
+    tmp_path: Path, checkout: Path
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    confinement = Confinement(
+        writable=(checkout,), env={"HOME": str(home)}, readable=(data, home), view="minimal"
+    )
+    profile = minimal_profile(confinement, checkout, [sys.executable, "-c", "pass"])
+
+    assert profile[:3] == [["version", "1"], ["allow", "default"], ["deny", "file-read*"]]
+    (metadata,) = rules(profile, "allow", "file-read-metadata")
+    (reads,) = rules(profile, "allow", "file-read*")
+    assert 2 < metadata < reads
+    allowed = set(filters(profile[reads], "subpath"))
+    assert {"/usr", "/bin", "/System", "/Library", "/private/etc", "/dev"} <= allowed
+    assert {"/private/tmp", "/private/var/tmp", "/private/var/folders"} <= allowed
+    for path in (checkout, data, home, Path(sys.prefix)):
+        real = Path(os.path.realpath(path))
+        assert any(real == Path(a) or Path(a) in real.parents for a in allowed), real
+    assert "/home" not in allowed and "/Users" not in allowed
+    # Resolving a granted path reads the metadata of each directory above it.
+    above = set(filters(profile[metadata], "literal"))
+    assert {"/", "/etc", "/tmp", "/var"} <= above
+    assert {str(p) for p in Path(os.path.realpath(data)).parents} <= above
+    # A credential store inside a grant is still denied, after the grant.
+    (deny,) = rules(profile, "deny", "file-read*", "file-write*")
+    assert deny > reads
+    assert os.path.join(os.path.realpath(home), ".ssh") in filters(profile[deny], "subpath")
+
+
+def test_the_host_view_denies_no_reads_but_the_stores(checkout: Path) -> None:
+    profile = profile_of(Confinement(writable=(checkout,), env={}), checkout)
+    assert ["deny", "file-read*"] not in profile
+    assert all(profile[i][2] == "file-write*" for i in rules(profile, "deny", "file-read*"))
+    assert rules(profile, "allow", "file-read-metadata") == []
+
+
+@pytest.mark.parametrize("network", [True, False])
+def test_the_minimal_view_shows_certificates_only_with_network(
+    network: bool, tmp_path: Path, checkout: Path
+) -> None:
+    bundle = tmp_path / "certs" / "bundle.pem"
+    bundle.parent.mkdir()
+    bundle.write_text("-----BEGIN CERTIFICATE-----")
+    confinement = Confinement(
+        writable=(checkout,),
+        env={"SSL_CERT_FILE": str(bundle)},
+        network=network,
+        view="minimal",
+    )
+    profile = minimal_profile(confinement, checkout, ["/usr/bin/true"])
+    (reads,) = rules(profile, "allow", "file-read*")
+    assert (os.path.realpath(bundle) in filters(profile[reads], "subpath")) is network
+
+
+@pytest.mark.skipif(sys.platform != "darwin", reason="seatbelt runs only on macOS")
+def test_seatbelt_minimal_view_confines_a_real_process(tmp_path: Path, checkout: Path) -> None:
+    granted = tmp_path / "granted"
+    elsewhere = tmp_path / "elsewhere"
+    for folder in (granted, elsewhere):
+        folder.mkdir()
+        (folder / "data.txt").write_text("readable")
+    code = (
+        "import os\n"
+        "for name in ('GRANTED', 'ELSEWHERE'):\n"
+        "    try:\n        print(open(os.environ[name]).read())\n"
+        "    except OSError:\n        print('denied')\n"
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "GRANTED": str(granted / "data.txt"),
+        "ELSEWHERE": str(elsewhere / "data.txt"),
+    }
+    confinement = Confinement(writable=(checkout,), env=env, readable=(granted,), view="minimal")
+    sandbox = select_sandbox("seatbelt")
+    result = subprocess.run(
+        sandbox.wrap([sys.executable, "-c", code], confinement, cwd=checkout),
+        env=env,
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.stdout.split() == ["readable", "denied"], result.stderr

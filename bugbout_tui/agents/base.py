@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from bugbout_tui.agents.quota import ANY_LIMIT, find_limit
 from bugbout_tui.core.agent_facts import AgentFacts, guess_vendor
 from bugbout_tui.core.errors import ToolMissingError, UsageError
-from bugbout_tui.infra.sandbox import Confinement, Sandbox, scrub_environment
+from bugbout_tui.infra.sandbox import Confinement, Sandbox, View, scrub_environment
 
 STDOUT_LOG = "stdout.log"
 """The agent's standard output, written by the engine into `Session.logdir`."""
@@ -68,8 +68,12 @@ class Session:
         hidden: Paths no confined part of the agent may read (the fix's pristine tree,
             the repository's history); an adapter building its own `Confinement` for the
             agent's commands passes them on.
-        readable: Paths a confined part must still read although they lie inside a
-            hidden one (the test interpreter's environment inside the project).
+        readable: Paths a confined part must read: the test interpreter's paths, which
+            may lie inside a hidden one (a test environment in a bugbout home, a `.venv`
+            inside the project).
+        view: What a confined part may read, `host` or `minimal` (see
+            `Confinement.view`); an adapter building its own `Confinement` for the
+            agent's commands passes it on.
     """
 
     prompt: str
@@ -83,6 +87,7 @@ class Session:
     base_env: Mapping[str, str]
     hidden: tuple[Path, ...] = ()
     readable: tuple[Path, ...] = ()
+    view: View = "host"
 
 
 @dataclass
@@ -388,7 +393,10 @@ def token_count(value: object) -> int | None:
 
 def _options_hint(harness: str, options: frozenset[str]) -> str:
     if not options:
-        return f"The {harness} agent takes no options besides agent, model, name, vendor and quota."
+        return (
+            f"The {harness} agent takes no options besides agent, model, name, vendor, quota "
+            "and view."
+        )
     return f"Options of the {harness} agent: " + ", ".join(sorted(options)) + "."
 
 

@@ -138,6 +138,7 @@ class MiniSweAgent(CodingAgent, facts=MINI_SWE_AGENT):
             env=command_env,
             hidden=session.hidden,
             readable=session.readable,
+            view=session.view,
         )
         sandboxed = session.sandbox.wrap(
             ["bash", "-c", PLACEHOLDER], confinement, cwd=session.workdir

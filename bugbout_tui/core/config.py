@@ -58,6 +58,7 @@ __all__ = [
     "CONFIG_NAME",
     "RESERVED_NAMES",
     "AgentConfig",
+    "AgentView",
     "Assignment",
     "Config",
     "ConfigError",
@@ -93,6 +94,7 @@ RESERVED_NAMES: dict[str, str] = {
 something else. Each maps to what already goes by that name."""
 
 Sandbox = Literal["auto", "bubblewrap", "seatbelt", "none"]
+AgentView = Literal["host", "minimal"]
 Policy = Literal["majority", "unanimous", "strict", "cross-vendor"]
 Assignment = Literal["reproduce", "specify"]
 Decision = Literal["accepted", "excluded"]
@@ -339,6 +341,7 @@ class RunConfig(_Section):
     """`[run]`: confinement, time limits and how many runs share a quota."""
 
     sandbox: Sandbox = "auto"
+    agent_view: AgentView = "host"
     timeout: Annotated[
         int, Field(gt=0), Explain(invalid="must be a positive whole number of seconds")
     ] = 1800
@@ -376,6 +379,8 @@ class AgentConfig(_Section):
     ]
     vendor: Annotated[str, Field(min_length=1)]
     quota: Annotated[str, Field(min_length=1)]
+    view: AgentView | None = None
+    """What the agent may read; None takes `[run] agent-view`."""
 
     @model_validator(mode="before")
     @classmethod

@@ -201,12 +201,14 @@ class Bout:
         if self._contestants is not None:
             contestants = [Entrant(agent) for agent in self._contestants]
         else:
-            contestants = [Entrant(agent_from_config(c.model_dump())) for c in cfg.contestants]
+            contestants = [
+                Entrant(agent_from_config(c.model_dump()), view=c.view) for c in cfg.contestants
+            ]
         if self._examiners is not None:
             examiners = self._examiners
         else:
             examiners = [
-                Entrant(agent_from_config(e.model_dump()), "examiner", e.assignment)
+                Entrant(agent_from_config(e.model_dump()), "examiner", e.assignment, view=e.view)
                 for e in cfg.examiners
             ]
         return [*contestants, *examiners]

@@ -41,6 +41,7 @@ from bugbout_tui.infra.git import (
     ensure_full_history,
     head_commit,
     open_repository,
+    repository_paths,
 )
 from bugbout_tui.infra.github import (
     BadCredentials,
@@ -587,6 +588,7 @@ class _Doctor:
                     pytest_args=[*self.config.project.pytest_args, "--collect-only"],
                     env=self.config.project.env,
                     timeout=self.config.run.test_timeout,
+                    hidden=(*repository_paths(repository.path), self.project.dir),
                 ),
                 sandbox,
                 workdir=Path(scratch) / "run",

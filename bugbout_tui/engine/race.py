@@ -35,14 +35,16 @@ from bugbout_tui.core.events import (
 )
 from bugbout_tui.core.models import Attempt, Task, Tokens
 from bugbout_tui.core.patch import Patch
-from bugbout_tui.core.paths import bugbout_home
+from bugbout_tui.core.paths import bugbout_home, known_homes
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.scheduler import Job, QuotaParkedError, run_in_lanes
 from bugbout_tui.engine.testing import import_paths
 from bugbout_tui.infra.env import Environment
+from bugbout_tui.infra.git import repository_paths
 from bugbout_tui.infra.proc import command_line_problem, run_process
-from bugbout_tui.infra.sandbox import Confinement, Sandbox, program_root
+from bugbout_tui.infra.programs import interpreter_paths
+from bugbout_tui.infra.sandbox import Confinement, Sandbox, View
 from bugbout_tui.infra.trees import repo_key
 from bugbout_tui.infra.workcopy import harvest, prepare_working_copy
 from bugbout_tui.stages.prompts import Role, render_prompt
@@ -58,11 +60,16 @@ NOT_STARTED = "could not start"
 
 @dataclass(frozen=True)
 class Entrant:
-    """An agent in the race, as a contestant (fixes) or an examiner (writes tests)."""
+    """An agent in the race, as a contestant (fixes) or an examiner (writes tests).
+
+    `view` is what its confined parts may read (see `Confinement.view`); None takes the
+    bout's `[run] agent-view`.
+    """
 
     agent: CodingAgent
     role: Literal["contestant", "examiner"] = "contestant"
     assignment: Literal["reproduce", "specify"] = "reproduce"
+    view: View | None = None
 
     @property
     def prompt_role(self) -> Role:
@@ -143,19 +150,18 @@ class Race:
         self.entrants = list(entrants)
         self.retry_failed = retry_failed
         self.scratch = bugbout_home() / "attempts" / repo_key(repo)
-        self.hidden = (
-            bugbout_home() / "trees",
-            bugbout_home() / "repos",
-            bugbout_home() / "work",
-            self.scratch,
-            repo.resolve(),
-            project.dir.resolve(),
+        project_paths = _unique(
+            [project.store.root, project.dir.resolve(), *repository_paths(repo)]
         )
-        """What no agent may read: the fix's pristine trees, the history, the results,
-        other attempts. An attempt's own directories are writable, so they stay visible."""
-        self.readable = _interpreter_dirs(environment, self.hidden)
-        """The test interpreter's directory, shown again if it lies in a hidden path (a
-        `.venv` inside the project): the prompt tells the agent to run the tests with it."""
+        self.hidden = (*known_homes(), *project_paths)
+        """What no agent may read: every bugbout home (the fix's pristine trees, clones,
+        other attempts, the demo's store), the store, the project and the repository
+        with its history. An attempt's own directories are writable inside a home, so
+        they stay visible."""
+        self.readable = interpreter_paths(environment.python, hidden=project_paths)
+        """The test interpreter's paths, shown again where they lie in a hidden path (a
+        test environment in a bugbout home, a `.venv` inside the project): the prompt
+        tells the agent to run the tests with it."""
         self._stops: dict[str, asyncio.Event] = {}
         """One per attempt of this run not yet recorded; set, it stops that attempt."""
 
@@ -290,6 +296,7 @@ class Race:
                 base_env=dict(os.environ),
                 hidden=self.hidden,
                 readable=self.readable,
+                view=self._view(entrant),
             )
             invocation = agent.invocation(session)
         except BugboutError as exc:
@@ -399,13 +406,15 @@ class Race:
         asked: Confinement | None,
         env: Mapping[str, str],
     ) -> Confinement | None:
-        """The adapter's confinement with the answer hidden; an outer one for agents that
-        confine their own commands, so their process cannot read the answer either."""
+        """The adapter's confinement with the answer hidden, in the entrant's view; an
+        outer one for agents that confine their own commands, so their process cannot
+        read the answer either."""
         if asked is not None:
             return dataclasses.replace(
                 asked,
                 hidden=(*asked.hidden, *self.hidden),
                 readable=(*asked.readable, *self.readable),
+                view=session.view,
             )
         if not entrant.agent.wants_sandbox:
             return None
@@ -416,7 +425,11 @@ class Race:
             readable=self.readable,
             hidden=self.hidden,
             nested=True,
+            view=session.view,
         )
+
+    def _view(self, entrant: Entrant) -> View:
+        return entrant.view or self.project.config.run.agent_view
 
     def _record(
         self,
@@ -476,13 +489,5 @@ def _clear_copy(folder: Path) -> None:
     shutil.rmtree(folder / "git", ignore_errors=True)
 
 
-def _interpreter_dirs(environment: Environment, hidden: Sequence[Path]) -> tuple[Path, ...]:
-    """The environment holding the test interpreter, unless showing it would show a
-    hidden path too (an interpreter at the repository's root, say)."""
-    home = environment.root or program_root(os.path.abspath(environment.python))
-    assert home is not None  # an absolute path always has a root
-    home = Path(os.path.realpath(home))
-    for path in map(os.path.realpath, hidden):
-        if home == Path(path) or home in Path(path).parents:
-            return ()
-    return (home,)
+def _unique(paths: Sequence[Path]) -> list[Path]:
+    return list(dict.fromkeys(paths))

@@ -16,6 +16,7 @@ from bugbout_tui.core.paths import bugbout_home
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.env import Environment
+from bugbout_tui.infra.git import repository_paths
 from bugbout_tui.infra.pytest_each import SeparateRun, run_each
 from bugbout_tui.infra.pytest_run import PytestCommand, TestRun, run_pytest
 from bugbout_tui.infra.sandbox import Sandbox
@@ -51,6 +52,8 @@ class PytestStage:
         self.bus = bus
         self.parallel = parallel or os.cpu_count() or 1
         self.scratch = bugbout_home() / "work" / repo_key(repo) / self.stage_dir
+        self.hidden = (*repository_paths(repo), project.dir)
+        """What a test interpreter's paths must not bring into view (see `PytestCommand`)."""
 
     def command(
         self, tree: Path, paths: Sequence[str], pythonpath: Sequence[Path] | None = None
@@ -67,6 +70,7 @@ class PytestStage:
             pytest_args=cfg.project.pytest_args,
             env=cfg.project.env,
             timeout=cfg.run.test_timeout,
+            hidden=self.hidden,
         )
 
     async def run_tests(

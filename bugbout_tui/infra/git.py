@@ -254,6 +254,18 @@ def _clone_or_fetch(url: str) -> Path:
     return dest
 
 
+def repository_paths(repo: Path) -> list[Path]:
+    """Everything of the repository that holds its code or its history: the work tree,
+    the git directory and, for a linked worktree, the common git directory and the main
+    work tree beside it (checked out at any commit, the fix's included)."""
+    lines = _git_text(repo, "rev-parse", "--absolute-git-dir", "--git-common-dir").splitlines()
+    found = [repo.resolve(), *((repo / line).resolve() for line in lines if line)]
+    common = found[-1]
+    if common.name == ".git" and common.parent != repo.resolve():
+        found.append(common.parent)
+    return list(dict.fromkeys(found))
+
+
 def has_commits(repo: Path) -> bool:
     """Whether any ref in the repository points at a commit."""
     return bool(_git_text(repo, "rev-list", "-n", "1", "--all"))

@@ -2,7 +2,8 @@
 
 Every run of the project's tests goes through `run_pytest`: the ground truth, each
 agent's patch and each cross-examination cell. The tests may be an agent's, so they run
-in the sandbox without network or credentials, may write only in their tree and a
+in the sandbox without network or credentials, see nothing but their tree, their
+interpreter and the system (`confinement_for_tests`), may write only in their tree and a
 scratch directory, and are stopped at a timeout together with everything they started.
 Outcomes come from pytest's JUnit report, checked against its exit status, never from
 what the tests print.
@@ -20,8 +21,10 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from bugbout_tui.core.errors import BugboutError
+from bugbout_tui.core.paths import known_homes
 from bugbout_tui.infra.junit import JUnitError, Outcome, TestResult, parse_junit
 from bugbout_tui.infra.proc import ProcessResult, run_process
+from bugbout_tui.infra.programs import interpreter_paths
 from bugbout_tui.infra.sandbox import Confinement, Sandbox, scrub_environment
 
 __all__ = [
@@ -43,6 +46,13 @@ _ERROR_TAIL_CHARS = 3000
 # so make a result depend on who ran it. Whatever a project needs goes in [project] env.
 _UNINHERITED_PREFIXES = ("PYTHON", "PYTEST_")
 _UNINHERITED_NAMES = frozenset({"VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "PWD"})
+# Variables naming the user's own directories: they would lead a test back to them, and
+# the test's view does not hold them anyway.
+_PERSONAL_DIRS = frozenset(
+    {"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"}
+)
+_PRIVATE_HOME = "/tmp"
+"""HOME of a test that is given none: the sandbox's private temp dir."""
 
 _EXIT_MEANINGS = {
     2: "was interrupted",
@@ -67,6 +77,10 @@ class PytestCommand:
         pytest_args: The project's extra arguments, after bugbout's own.
         env: The project's variables, set on top of the scrubbed environment.
         timeout: Seconds before the run and everything it started are killed.
+        hidden: What the interpreter's paths must not bring into view though it names
+            them: the project's repository and directory (an editable install of the
+            project points into the repository, at the fixed code). Every bugbout home
+            is left out without being listed.
     """
 
     python: Path
@@ -76,6 +90,7 @@ class PytestCommand:
     pytest_args: Sequence[str] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     timeout: float = 600
+    hidden: Sequence[Path] = ()
 
 
 class TestRun(BaseModel):
@@ -100,6 +115,40 @@ class TestRun(BaseModel):
     timed_out: bool = False
 
 
+def confinement_for_tests(
+    cmd: PytestCommand,
+    *,
+    writable: Sequence[Path],
+    readable: Sequence[Path] = (),
+    home: Path | None = None,
+) -> Confinement:
+    """The view of a test process: the one place that decides it, for every test run.
+
+    Deny by default (the minimal view): the system directories, the interpreter's paths
+    (`interpreter_paths`), the tree, the import roots, `readable`, and `writable` (which
+    the caller creates), with fresh `/dev` and `/proc` and private temp dirs. No network,
+    not even the host's loopback. Nothing of any bugbout home but the test environment
+    and what is granted, no other tree, no store, no repository and no home directory:
+    the tests cannot reach the fix from anywhere bugbout keeps it. `HOME` is `home`
+    (writable; the caller creates it) or the private `/tmp`, so nothing personal is read.
+    """
+    hidden = (*known_homes(), *cmd.hidden)
+    imports = [p for p in cmd.pythonpath if os.path.exists(p)]
+    env = _environment(cmd, os.environ)
+    env["HOME"] = str(home) if home is not None else _PRIVATE_HOME
+    granted = list(writable)
+    if home is not None and not any(home == w or w in home.parents for w in granted):
+        granted.append(home)
+    return Confinement(
+        writable=tuple(granted),
+        readable=(*interpreter_paths(cmd.python, hidden=cmd.hidden), cmd.tree, *imports, *readable),
+        network=False,
+        env=env,
+        hidden=hidden,
+        view="minimal",
+    )
+
+
 def _environment(cmd: PytestCommand, base: Mapping[str, str]) -> dict[str, str]:
     """The complete environment of a test run, built from `base` (normally `os.environ`).
 
@@ -115,7 +164,9 @@ def _environment(cmd: PytestCommand, base: Mapping[str, str]) -> dict[str, str]:
     env = {
         name: value
         for name, value in scrub_environment(base).items()
-        if not name.startswith(_UNINHERITED_PREFIXES) and name not in _UNINHERITED_NAMES
+        if not name.startswith(_UNINHERITED_PREFIXES)
+        and name not in _UNINHERITED_NAMES
+        and name not in _PERSONAL_DIRS
     }
     path = env.get("PATH", os.defpath)
     env["PATH"] = os.pathsep.join([str(cmd.python.parent), path])
@@ -163,27 +214,16 @@ def _argv(cmd: PytestCommand, junit: Path) -> list[str]:
     ]
 
 
-def confinement_for_tests(
-    cmd: PytestCommand, *, writable: Sequence[Path], readable: Sequence[Path] = ()
-) -> Confinement:
-    """The confinement of every test process: no network, writes only in `writable`."""
-    return Confinement(
-        writable=tuple(writable),
-        network=False,
-        env=_environment(cmd, os.environ),
-        readable=tuple(readable),
-    )
-
-
 async def run_pytest(
     cmd: PytestCommand, sandbox: Sandbox, *, workdir: Path, log_path: Path | None = None
 ) -> TestRun:
     """Run `cmd` in `sandbox` and read every test's outcome.
 
     `workdir` is this run's scratch directory: the JUnit report goes there rather than in
-    the tree, where a test's own files could collide with it. It is writable inside the
-    sandbox, as is the tree; nothing else is, and there is no network. The whole output,
-    both streams, goes to `log_path` when given.
+    the tree, where a test's own files could collide with it, and so does the tests'
+    `HOME`. It is writable inside the sandbox, as is the tree; nothing else is, and
+    there is no network (see `confinement_for_tests`). The whole output, both streams, goes
+    to `log_path` when given.
 
     Raises:
         BugboutError: the interpreter or the tree does not exist.
@@ -194,10 +234,11 @@ async def run_pytest(
             hint="Point [project] interpreter in bugbout.toml at an existing Python, "
             "or remove it so bugbout builds the test environment itself.",
         )
-    workdir.mkdir(parents=True, exist_ok=True)
+    home = workdir / "home"
+    home.mkdir(parents=True, exist_ok=True)
     junit = workdir / JUNIT_FILE
     junit.unlink(missing_ok=True)  # a report left by an earlier run must not pass for this one
-    confinement = confinement_for_tests(cmd, writable=[cmd.tree, workdir])
+    confinement = confinement_for_tests(cmd, writable=(cmd.tree, workdir), home=home)
     argv = sandbox.wrap(_argv(cmd, junit), confinement, cwd=cmd.tree)
     result = await run_process(
         argv,

@@ -1,10 +1,12 @@
 """Confining the processes bugbout starts: the tests it runs and the agents it races.
 
 Tests and patches come from agents, so bugbout treats them as untrusted: a confined
-process can read the machine (it needs the interpreter, the environment and the tree) but
-writes only where the caller allows, reaches the network only when the caller allows, and
-sees no credentials. A caller states that in a `Confinement`; a backend turns it into the
-command line that enforces it, so the subprocess layer stays the same for every backend.
+process writes only where the caller allows, reaches the network only when the caller
+allows, and sees no credentials. What it may read is its view: the whole machine with
+the caller's hidden paths masked (`host`), or nothing but the system directories and
+what the caller grants (`minimal`), which every test run gets. A caller states all that
+in a `Confinement`; a backend turns it into the command line that enforces it, so the
+subprocess layer stays the same for every backend.
 
 The environment is not passed through the command line on purpose: an agent's own key
 would then show in the process table. The caller hands `confinement.env` to the
@@ -24,27 +26,31 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from bugbout_tui.core.errors import BugboutError, ToolMissingError, UsageError
-from bugbout_tui.core.paths import bugbout_home
+from bugbout_tui.infra.programs import program_paths
 from bugbout_tui.infra.secrets import scrub_environment
 
 __all__ = [
     "CREDENTIAL_STORES",
     "SANDBOX_KINDS",
+    "SYSTEM_DIRS",
     "BubblewrapSandbox",
     "Confinement",
     "NoSandbox",
     "Sandbox",
     "SandboxReport",
     "SeatbeltSandbox",
+    "View",
     "describe_sandbox",
     "scrub_environment",
     "select_sandbox",
 ]
+
+View = Literal["host", "minimal"]
 
 SANDBOX_KINDS = ("auto", "bubblewrap", "seatbelt", "none")
 
@@ -97,6 +103,33 @@ _HOST_SOCKETS = (
 
 _TEMP_VARIABLES = ("TMPDIR", "TEMP", "TMP")
 
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+"""What the minimal view shows of a Linux host besides its grants, read-only: programs,
+libraries and configuration (`/etc`), the parts of the file system that are the same
+for every user."""
+
+# What resolving names and checking certificates reads, for a process with network: each
+# is shown where it really lives (resolv.conf is often a link into /run).
+_NETWORK_FILES = (
+    "/etc/resolv.conf",
+    "/etc/hosts",
+    "/etc/nsswitch.conf",
+    "/etc/gai.conf",
+    "/etc/ssl/certs",
+    "/etc/ssl/cert.pem",
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ca-certificates",
+)
+_CERTIFICATE_VARIABLES = (
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+    "GIT_SSL_CAINFO",
+)
+
 _UNCONFINED_HINT = (
     "To run without any sandbox instead (not recommended: tests and agents could then write "
     'anywhere and reach the network), set sandbox = "none" under [run] in bugbout.toml.'
@@ -113,17 +146,25 @@ class Confinement:
         writable: Directories (or files) the process may write, besides its private temp
             directories. Each must exist: the caller creates them. Relative paths are
             taken from the process's working directory.
-        network: False cuts every network, the loopback included.
+        network: False gives the process a network namespace of its own: it reaches
+            nothing outside, not even the host's loopback (its own loopback works).
         env: The complete environment of the process; build it with `scrub_environment`.
-        readable: Paths that must stay readable where the sandbox would otherwise hide
-            them (its private `/tmp`, the masked credential stores). Everything else is
-            readable anyway; the working directory and `BUGBOUT_HOME` are kept visible
-            without being listed.
+        readable: Paths the process must be able to read. In the host view, only those
+            the sandbox would otherwise hide (its private `/tmp`, a masked store or a
+            hidden path) need listing; in the minimal view, everything beyond the system
+            directories does. The working directory and the program's own installation
+            (see `program_paths`) are shown without being listed.
         hidden: Paths the process must not read at all, masked like credential stores:
-            for an agent, the fix's pristine tree and the repository's history would give
-            the answer away. A writable path inside a hidden one stays usable.
+            for an agent, every bugbout home, the store and the repository would give
+            the answer away. A writable or readable path inside a hidden one stays
+            usable.
         nested: The process starts sandboxes of its own inside this one (Codex CLI and
             Claude Code run each command in their own bubblewrap).
+        view: What the process may read. `host`: the whole machine, read-only, minus the
+            hidden paths and credential stores. `minimal`: deny by default; only the
+            system directories, the readable and writable paths, the working directory,
+            the program's installation, fresh `/dev` and `/proc` and private temp dirs
+            (and, with network, what resolving names and checking certificates need).
     """
 
     writable: tuple[Path, ...]
@@ -132,6 +173,7 @@ class Confinement:
     readable: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
     nested: bool = False
+    view: View = "host"
 
     def __post_init__(self) -> None:
         # Callers build these from lists and configuration strings; freeze copies so a
@@ -176,12 +218,13 @@ class NoSandbox(Sandbox):
 
 
 class BubblewrapSandbox(Sandbox):
-    """Linux: a read-only view of the host with private temp dirs and, if asked, no network.
+    """Linux: a read-only view of the host, or of its system directories and the grants
+    alone, with private temp dirs and, if asked, no network.
 
-    The process gets new PID, IPC and UTS namespaces (and a network namespace holding only
-    a loopback that is down when the network is cut), drops every capability, starts a
-    new terminal session so it cannot type into ours, and is killed with its whole process
-    tree when bwrap or bwrap's parent dies.
+    The process gets new PID, IPC and UTS namespaces (and, when the network is cut, a
+    network namespace of its own holding nothing but its own loopback), drops every
+    capability, starts a new terminal session so it cannot type into ours, and is killed
+    with its whole process tree when bwrap or bwrap's parent dies.
     """
 
     name = "bubblewrap"
@@ -208,8 +251,14 @@ class BubblewrapSandbox(Sandbox):
         workdir = _resolve(cwd, cwd)
         writable = _existing(confinement.writable, workdir, "write to")
         temp_roots = _unique([_resolve(Path("/tmp"), workdir), _resolve(Path("/var/tmp"), workdir)])
-        command = [self.executable(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        minimal = confinement.view == "minimal"
+        # Without a bind of the host's root, bwrap starts from an empty tmpfs, which is
+        # made read-only once every mount point in it exists.
+        command = [self.executable()] + ([] if minimal else ["--ro-bind", "/", "/"])
+        command += ["--dev", "/dev", "--proc", "/proc"]
         command += _bubblewrap_mounts(confinement, workdir, writable, temp_roots, argv=argv)
+        if minimal:
+            command += ["--remount-ro", "/"]
         command += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
         if not confinement.network:
             command.append("--unshare-net")
@@ -254,10 +303,15 @@ class SeatbeltSandbox(Sandbox):
 
     def wrap(self, argv: Sequence[str], confinement: Confinement, *, cwd: Path) -> list[str]:
         _require_command(argv)
-        return [self.executable, "-p", self.profile(confinement, cwd=cwd), *argv]
+        return [self.executable, "-p", self.profile(confinement, cwd=cwd, argv=argv), *argv]
 
-    def profile(self, confinement: Confinement, *, cwd: Path) -> str:
-        """The SBPL text; the last matching rule wins, so every exception follows its rule."""
+    def profile(self, confinement: Confinement, *, cwd: Path, argv: Sequence[str] = ()) -> str:
+        """The SBPL text; the last matching rule wins, so every exception follows its rule.
+
+        The minimal view denies every read, then allows reading the system directories,
+        the temp dirs, the grants and the program's installation (`argv`), and reading
+        the metadata of each directory on the way to them, which resolving a path needs.
+        """
         workdir = _resolve(cwd, cwd)
         writable = _existing(confinement.writable, workdir, "write to")
         readable = _existing(confinement.readable, workdir, "read")
@@ -271,7 +325,21 @@ class SeatbeltSandbox(Sandbox):
             if not _inside_any(s, writable)
         ]
 
-        lines = ["(version 1)", "(allow default)", "(deny file-write*)", "(allow file-write*"]
+        lines = ["(version 1)", "(allow default)"]
+        if confinement.view == "minimal":
+            granted = _unique(
+                [
+                    *map(Path, _SEATBELT_SYSTEM),
+                    *temp,
+                    *writable,
+                    *readable,
+                    workdir,
+                    *_program_grants(argv, confinement, stores),
+                    *(_network_paths(confinement.env) if confinement.network else []),
+                ]
+            )
+            lines += _seatbelt_reads(_outermost(granted))
+        lines += ["(deny file-write*)", "(allow file-write*"]
         lines += [f"    (subpath {_sbpl_string(str(p))})" for p in _unique([*temp, *writable])]
         lines += [f"    (literal {_sbpl_string(device)})" for device in _SEATBELT_DEVICES]
         lines += [f'    (regex #"{pattern}")' for pattern in _SEATBELT_DEVICE_PATTERNS]
@@ -330,6 +398,40 @@ _SEATBELT_DEVICES = (
     "/dev/dtracehelper",
 )
 _SEATBELT_DEVICE_PATTERNS = ("^/dev/ttys[0-9]+$", "^/dev/fd/[0-9]+$")
+
+_SEATBELT_SYSTEM = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/System",
+    "/Library",
+    "/Applications/Xcode.app",
+    "/private/etc",
+    "/private/var/db/timezone",
+    "/private/var/db/dyld",
+    "/private/var/select",
+    "/dev",
+)
+"""The minimal view's system directories on macOS: programs, frameworks, the developer
+tools `/usr/bin/git` hands over to, configuration, time zones and the shared library
+cache."""
+
+_SEATBELT_LINKS = ("/etc", "/tmp", "/var")
+"""Links at the top of a macOS file system, which resolving a path through them reads."""
+
+
+def _seatbelt_reads(granted: Sequence[Path]) -> list[str]:
+    """The minimal view's read rules: nothing, then the granted trees, and the metadata
+    of every directory above them and of the top-level links."""
+    above = [parent for path in granted for parent in reversed(path.parents)]
+    links = [Path(link) for link in _SEATBELT_LINKS]
+    lines = ["(deny file-read*)", "(allow file-read-metadata"]
+    lines += [f"    (literal {_sbpl_string(str(p))})" for p in _unique([*above, *links])]
+    lines += [")", "(allow file-read*"]
+    lines += [f"    (subpath {_sbpl_string(str(p))})" for p in granted]
+    lines.append(")")
+    return lines
+
 
 _BACKENDS: dict[str, type[Sandbox]] = {
     "bubblewrap": BubblewrapSandbox,
@@ -399,8 +501,10 @@ def describe_sandbox(kind: str) -> SandboxReport:
         backend=sandbox.name,
         ok=True,
         confined=True,
-        detail=f"{sandbox.name} ({where}) confines tests and agents: writes only in their "
-        "checkout and temp dirs, no network for tests, credential stores hidden.",
+        detail=f"{sandbox.name} ({where}) confines tests and agents: tests see only their "
+        "tree, their interpreter and the system directories, agents never see bugbout's "
+        "data, the store or the repository; writes only in their checkout and temp dirs, "
+        "no network for tests, credential stores hidden.",
     )
 
 
@@ -509,42 +613,50 @@ def _hidden_paths(confinement: Confinement) -> list[Path]:
     return [Path(os.path.realpath(path)) for path in confinement.hidden]
 
 
-def program_root(program: str) -> Path | None:
-    """Where a program lives, so a sandbox hiding paths can show it again: its virtual
-    environment (a `bin/` directory's parent) or its directory. Only absolute paths: a
-    bare name is found on PATH, which the read-only root shows as it is."""
-    if not os.path.isabs(program):
-        return None
-    folder = Path(os.path.abspath(program)).parent
-    return folder.parent if folder.name == "bin" else folder
+def _program_grants(
+    argv: Sequence[str], confinement: Confinement, stores: Sequence[Path]
+) -> list[Path]:
+    """The installation of the program `argv` runs, never at the price of a hidden path
+    or a store (a program at a repository's root, say); a store inside it is masked."""
+    found = program_paths(argv, env=confinement.env, hidden=confinement.hidden)
+    return [path for path in found if not _inside_any(path, stores)]
 
 
-def _program_dirs(argv: Sequence[str]) -> list[Path]:
-    """What running `argv` reads besides the system: the program's environment, the
-    directory of every file named by absolute path (a `command` agent's script, which may
-    import its neighbours), and the source directories of packages installed in editable
-    mode into the program's environment (the demo agents import bugbout itself)."""
-    found: list[Path] = []
-    root = program_root(argv[0])
-    if root is not None and os.path.isdir(root):
-        found.append(Path(os.path.realpath(root)))
-        found += _editable_sources(root)
-    for argument in argv[1:]:
-        if os.path.isabs(argument) and os.path.isfile(argument):
-            found.append(Path(os.path.realpath(argument)).parent)
-    return _unique(found)
+def _network_paths(env: Mapping[str, str]) -> list[Path]:
+    """Where the files that resolving names and checking certificates read really live."""
+    named = [*_NETWORK_FILES, *(v for k in _CERTIFICATE_VARIABLES if (v := env.get(k)))]
+    real = (Path(os.path.realpath(path)) for path in named if os.path.isabs(path))
+    return _unique(path for path in real if os.path.exists(path))
 
 
-def _editable_sources(environment: Path) -> list[Path]:
-    """Directories a virtual environment's `.pth` files put on `sys.path` (editable
-    installs write one naming the project's source)."""
-    found = []
-    for pth in environment.glob("lib/python3*/site-packages/*.pth"):
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            for line in pth.read_text(encoding="utf-8").splitlines():
-                if os.path.isabs(line) and os.path.isdir(line):
-                    found.append(Path(os.path.realpath(line)))
-    return found
+def _system_mounts() -> tuple[list[Path], list[tuple[int, int, list[str]]]]:
+    """The system directories that exist here, as real paths, and the mounts showing
+    them: a bind of each real directory, and a link for each that is a link on the host
+    (`/bin` to `usr/bin` on a merged /usr)."""
+    real = [Path(os.path.realpath(d)) for d in SYSTEM_DIRS if os.path.isdir(d)]
+    shown = _outermost(real)
+    mounts = [(1, 0, ["--symlink", os.readlink(d), d]) for d in SYSTEM_DIRS if _is_dir_link(d)]
+    mounts += [(len(r.parts), 0, ["--ro-bind", str(r), str(r)]) for r in shown]
+    return shown, mounts
+
+
+def _is_dir_link(path: str) -> bool:
+    return os.path.islink(path) and os.path.isdir(path)
+
+
+def _links_on_the_way(named: Path) -> list[tuple[str, Path]]:
+    """Each link met while resolving `named`, as (its target, where it lies): the minimal
+    view shows real paths, and these make the names a process was given lead there."""
+    links: list[tuple[str, Path]] = []
+    current = Path(named.anchor)
+    for part in named.parts[1:]:
+        candidate = current / part
+        if os.path.islink(candidate):
+            links.append((os.readlink(candidate), candidate))
+            current = Path(os.path.realpath(candidate))
+        else:
+            current = candidate
+    return links
 
 
 def _bubblewrap_mounts(
@@ -555,56 +667,97 @@ def _bubblewrap_mounts(
     *,
     argv: Sequence[str] = (),
 ) -> list[str]:
-    """The mounts laid over the read-only root: temp dirs, masks, then grants.
+    """The mounts that make the process's view: temp dirs, masks, then grants.
 
-    A path the sandbox hides (under a private temp dir or a masked store) but the process
-    needs is bound back read-only; a store is masked only where the process could see it.
+    In the host view they lie over the read-only root: a path the sandbox hides (under a
+    private temp dir or a masked store) but the process needs is bound back read-only,
+    and a store is masked only where the process could see it. In the minimal view they
+    build the whole file system: the system directories, the grants, and masks for the
+    stores inside those.
     """
+    minimal = confinement.view == "minimal"
     candidates = [
         store
         for store in [*_credential_paths(confinement.env), *_hidden_paths(confinement)]
         if os.path.exists(store) and not _inside_any(store, writable)
     ]
     wanted = [*_existing(confinement.readable, workdir, "read"), workdir]
-    # never at the price of a hidden path (a program at a repository's root, say)
-    wanted += [
-        path
-        for path in (_program_dirs(argv) if argv else [])
-        if not any(_inside(store, path) or _inside(path, store) for store in candidates)
-    ]
-    home = Path(os.path.realpath(bugbout_home()))
-    if os.path.exists(home):
-        wanted.append(home)
-    hiding = [*temp_roots, *candidates]
-    readable = _unique(
-        path for path in wanted if _inside_any(path, hiding) and not _inside_any(path, writable)
-    )
-    exposed = [*writable, *readable]
-    masks = [
-        store
-        for store in candidates
-        if not _inside_any(store, temp_roots) or _inside_any(store, exposed)
-    ]
-    masks = [m for m in masks if not any(o != m and _inside(m, o) for o in masks)]
+    wanted += _program_grants(argv, confinement, candidates) if argv else []
+    mounts: list[tuple[int, int, list[str]]] = []
+    if minimal:
+        system, mounts = _system_mounts()
+        if confinement.network:
+            wanted += _network_paths(confinement.env)
+        readable = _unique(
+            path
+            for path in wanted
+            if not _inside_any(path, writable)
+            and (not _inside_any(path, system) or _inside_any(path, candidates))
+        )
+        exposed = [*system, *writable, *readable]
+        masks = [store for store in candidates if _inside_any(store, exposed)]
+    else:
+        hiding = [*temp_roots, *candidates]
+        readable = _unique(
+            path for path in wanted if _inside_any(path, hiding) and not _inside_any(path, writable)
+        )
+        exposed = [*writable, *readable]
+        # Under a private temp dir, a store shows only where a grant lies inside it (its
+        # directories are made for the grant's mount point) or it lies inside a grant.
+        masks = [
+            store
+            for store in candidates
+            if not _inside_any(store, temp_roots)
+            or _inside_any(store, exposed)
+            or any(_inside(path, store) for path in exposed)
+        ]
+    masks = _outermost(masks)
 
     # Mounts shadow whatever lies beneath them, so shallower paths go first; at equal
     # depth a mask goes before a grant so that an explicit grant wins.
-    mounts: list[tuple[int, int, list[str]]] = [
-        *((len(t.parts), 0, ["--tmpfs", str(t)]) for t in temp_roots),
-        *((len(m.parts), 1, _mask(m)) for m in masks),
-        *((len(r.parts), 2, ["--ro-bind", str(r), str(r)]) for r in readable),
-        *((len(w.parts), 3, ["--bind", str(w), str(w)]) for w in writable),
+    mounts += [
+        *((len(t.parts), 1, ["--tmpfs", str(t)]) for t in temp_roots),
+        *((len(m.parts), 2, _mask(m)) for m in masks),
+        *((len(r.parts), 3, ["--ro-bind", str(r), str(r)]) for r in readable),
+        *((len(w.parts), 4, ["--bind", str(w), str(w)]) for w in writable),
     ]
     mounts.sort(key=lambda mount: (mount[0], mount[1]))
-    return [arg for _, _, mount in mounts for arg in mount]
+    arguments = [arg for _, _, mount in mounts for arg in mount]
+    # A masked directory reads as empty and takes no writes; it is made read-only last,
+    # once the mount points of the grants inside it exist.
+    arguments += [arg for m in masks if os.path.isdir(m) for arg in ("--remount-ro", str(m))]
+    if minimal:
+        arguments += _links_to_grants(confinement, argv, workdir, [*exposed, *masks])
+    return arguments
+
+
+def _links_to_grants(
+    confinement: Confinement, argv: Sequence[str], workdir: Path, mounted: Sequence[Path]
+) -> list[str]:
+    """Links that let the names the process was given (its program, its directories)
+    lead to the real paths the minimal view mounts: a `~/.local/bin/agent` linking into
+    a package, a `/home` that is a link to `/var/home`. A link inside a mounted path is
+    there already; one elsewhere is made in the view's own root or temp dirs."""
+    given = [*confinement.readable, *confinement.writable]
+    named = [Path(os.path.abspath(workdir / path)) for path in given]
+    if argv and os.path.isabs(argv[0]):
+        named.append(Path(os.path.abspath(argv[0])))
+    system = [Path(d) for d in SYSTEM_DIRS]
+    links = _unique(link for path in named for link in _links_on_the_way(path))
+    return [
+        arg
+        for target, where in links
+        if not _inside_any(where, [*mounted, *system])
+        for arg in ("--symlink", target, str(where))
+    ]
 
 
 def _mask(path: Path) -> list[str]:
-    """An empty directory over a directory, /dev/null over anything else.
+    """An empty directory over a directory (made read-only once the grants inside it are
+    mounted), /dev/null over anything else.
 
     /dev/null needs a device bind (a plain or read-only bind forbids opening devices, and
-    the file would read as "permission denied" instead of empty); writes to it vanish,
-    as writes into a masked directory's tmpfs do.
+    the file would read as "permission denied" instead of empty); writes to it vanish.
     """
     if os.path.isdir(path):
         return ["--tmpfs", str(path)]
@@ -644,6 +797,12 @@ _T = TypeVar("_T")
 
 def _unique(items: Iterable[_T]) -> list[_T]:
     return list(dict.fromkeys(items))
+
+
+def _outermost(paths: Iterable[Path]) -> list[Path]:
+    """The paths without those inside another, in their first order."""
+    unique = _unique(paths)
+    return [p for p in unique if not any(o != p and _inside(p, o) for o in unique)]
 
 
 def _sbpl_string(text: str) -> str:

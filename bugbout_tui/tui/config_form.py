@@ -17,13 +17,14 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Item
 
 from bugbout_tui.core.agent_facts import BUILTIN_FACTS
-from bugbout_tui.core.config import Policy, Sandbox
+from bugbout_tui.core.config import AgentView, Policy, Sandbox
 from bugbout_tui.core.config_doc import AgentTable
 
 FieldKind = Literal["text", "int", "bool", "choice", "toml"]
 
 SANDBOX_CHOICES: tuple[str, ...] = get_args(Sandbox)
 POLICY_CHOICES: tuple[str, ...] = get_args(Policy)
+VIEW_CHOICES: tuple[str, ...] = get_args(AgentView)
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,8 @@ SECTIONS: dict[str, tuple[FieldSpec, ...]] = {
     "run": (
         FieldSpec("sandbox", "choice", "how agents and tests are confined", "auto",
                   SANDBOX_CHOICES),
+        FieldSpec("agent-view", "choice", "what agents may read: the machine or their own",
+                  "host", VIEW_CHOICES),
         FieldSpec("timeout", "int", "seconds one agent may spend on one task", "1800"),
         FieldSpec("test-timeout", "int", "seconds one test run may take", "600"),
         FieldSpec("quotas", "toml", "runs at once per quota, a TOML table", "{} (one each)"),
@@ -83,7 +86,9 @@ AGENT_FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("name", "text", "how it appears in results", "agent/model"),
     FieldSpec("vendor", "text", "who made the model (for cross-vendor)", "guessed"),
     FieldSpec("quota", "text", "agents sharing a quota take turns", "the agent type"),
-)
+    FieldSpec("view", "choice", "what it may read: the machine or its own", "[run] agent-view",
+              VIEW_CHOICES),
+)  # fmt: skip
 ASSIGNMENT = FieldSpec(
     "assignment", "choice", "reproduce the bug, or also specify the rule", "reproduce",
     ("reproduce", "specify"),

@@ -15,6 +15,14 @@ Modes:
     symlink                 leave a link to /etc/passwd in the package
     sparse                  leave a 1 GB sparse file, and edit the source
     tamper-logs LOGDIR FILE replace its logs with a link to FILE and a FIFO
+    path-hook               append to the package's __init__.py a hook that, when the
+                            package is imported, looks through every bugbout home it
+                            can guess for the pristine tree whose tests match the tree
+                            being tested, and imports the package from there: no
+                            knowledge of the bug, and the fix whenever a tree is in reach
+    look PROMPT_FILE        read each path of $LOOK (a JSON list: files are read,
+                            directories listed), run the prompt's test command, and
+                            edit the source
 """
 
 from __future__ import annotations
@@ -27,6 +35,41 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+PATH_HOOK = """
+
+def _borrow_the_fix():
+    import glob, os, pwd
+
+    here = os.getcwd()
+    package = os.path.relpath(os.path.dirname(os.path.abspath(__file__)), here)
+
+    def tests_of(tree):
+        found = {}
+        for path in glob.glob(os.path.join(tree, "tests", "*.py")):
+            with open(path, "rb") as handle:
+                found[os.path.basename(path)] = handle.read()
+        return found
+
+    mine = tests_of(here)
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    user = os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".cache")
+    homes = [os.environ.get("BUGBOUT_HOME", "")]
+    homes += [os.path.join(root, "bugbout") for root in (cache, user)]
+    for home in homes:
+        for tree in sorted(glob.glob(os.path.join(home, "trees", "*", "*", ""))):
+            theirs = tests_of(tree)
+            same = all(theirs.get(name) == text for name, text in mine.items())
+            if os.path.realpath(tree) != os.path.realpath(here) and mine and same:
+                __path__.insert(0, os.path.join(tree, package))
+                return
+
+
+try:
+    _borrow_the_fix()
+except Exception:
+    pass
+"""
 
 
 def attempt(action: Any) -> str:
@@ -101,6 +144,23 @@ def main() -> None:
         os.mkfifo(logdir / "stderr.log")
         (logdir / "deeper").mkdir()
         (logdir / "deeper" / "out").symlink_to(target)
+    elif mode == "path-hook":
+        init = workdir / "src" / "calc" / "__init__.py"
+        init.write_text(init.read_text() + PATH_HOOK)
+    elif mode == "look":
+        for path in json.loads(os.environ["LOOK"]):
+            target = Path(path)
+            report[path] = attempt(
+                lambda t=target: ",".join(sorted(os.listdir(t))) if t.is_dir() else t.read_text()
+            )
+        prompt = Path(rest[0]).read_text()
+        after = prompt.split("Run the project's tests", 1)[1]
+        command = next(line.strip() for line in after.splitlines() if line.startswith("    "))
+        tests = subprocess.run(
+            ["/bin/sh", "-c", command], cwd=workdir, capture_output=True, text=True, check=False
+        )
+        report["tests"] = {"returncode": tests.returncode, "tail": tests.stdout[-500:]}
+        edit_source(workdir)
     else:
         raise SystemExit(f"unknown mode {mode!r}")
     print("REPORT " + json.dumps(report), flush=True)
