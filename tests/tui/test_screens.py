@@ -493,6 +493,24 @@ def test_a_cell_behind_a_verdict_opens_with_its_test_highlighted(calc: Path) -> 
     asyncio.run(scenario())
 
 
+def test_the_store_read_again_keeps_what_the_user_opened_in_a_trail(calc: Path) -> None:
+    async def scenario() -> None:
+        app = calc_app(calc)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await press_and_settle(pilot, "5")
+            screen = app.screen
+            assert isinstance(screen, VerdictsScreen)
+            trail = screen.query_one(Tree)
+            trail.root.expand_all()
+            await settle(pilot)
+            opened = sum(1 for node in _walk(trail.root) if node.is_expanded)
+            app.reload_records()  # nothing new in the store
+            await settle(pilot)
+            assert sum(1 for node in _walk(trail.root) if node.is_expanded) == opened
+
+    asyncio.run(scenario())
+
+
 def _walk(node: object) -> list:  # type: ignore[type-arg]
     found = [node]
     for child in node.children:  # type: ignore[attr-defined]

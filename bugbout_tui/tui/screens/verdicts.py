@@ -21,6 +21,7 @@ from textual.widgets.tree import TreeNode
 from bugbout_tui.core.config import Policy
 from bugbout_tui.core.config_doc import ConfigDocument
 from bugbout_tui.core.errors import BugboutError
+from bugbout_tui.core.models import Resolution
 from bugbout_tui.core.text import inert_line
 from bugbout_tui.stages.judge import POLICIES, Assessment, CellRef, Verdict
 from bugbout_tui.tui.records import Records
@@ -194,6 +195,8 @@ class VerdictsScreen(BoutScreen):
         super().__init__()
         self.policy: Policy | None = None
         self._task_id: str | None = None
+        self._trail_of: tuple[Verdict, list[Resolution | None]] | None = None
+        """What the trail shows, so a redraw with nothing new keeps what the user opened."""
 
     def body(self) -> ComposeResult:
         yield Static(id="policy-bar")
@@ -248,6 +251,7 @@ class VerdictsScreen(BoutScreen):
         trail: Tree[CellRef | None] = self.query_one("#verdict-trail", Tree)
         verdicts = self.bout.records.verdicts.get(self._task_id or "")
         if verdicts is None or self.policy is None:
+            self._trail_of = None
             trail.clear()
             trail.root.set_label(
                 Text(
@@ -257,7 +261,12 @@ class VerdictsScreen(BoutScreen):
                 )
             )
             return
-        fill_trail(trail, verdicts[self.policy], self.bout.records)
+        verdict = verdicts[self.policy]
+        records = self.bout.records
+        shown = (verdict, [records.resolution(verdict.task, a.patch) for a in verdict.assessments])
+        if shown != self._trail_of:
+            self._trail_of = shown
+            fill_trail(trail, verdict, records)
 
     @on(DataTable.RowHighlighted, "#verdict-table")
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
