@@ -111,6 +111,11 @@ def test_who_takes_part() -> None:
             "slow", {"src/calc/ops.py": "source", "tests/test_s.py": "tests"}, status="timeout"
         ),
         _record("out-of-quota", {}, status="quota"),
+        _record(
+            "too-large",
+            {"src/calc/ops.py": "source", "tests/test_big.py": "tests"},
+            status="oversized",
+        ),
     ]
     cast = cast_for(attempts, vendors={"fixer": "OpenAI", "examiner": "google"}, run_suite=True)
     assert [(a.name, a.kind, a.vendor, a.modules) for a in cast.authors] == [

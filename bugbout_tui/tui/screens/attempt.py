@@ -91,8 +91,11 @@ def patch_view(attempt: Attempt) -> RenderableType:
     """The patch's three parts, each as a highlighted diff under a heading saying how it
     is treated (only `source` is ever applied)."""
     patch = attempt.patch
+    notes = [Text(f"note: {note}", style="yellow") for note in patch.notes]
+    if patch.oversized is not None:
+        return Group(Text(f"Too large to keep: {patch.oversized}.", style="red"), *notes)
     if patch.is_empty:
-        return Text("The attempt changed no file.", style="dim")
+        return Group(Text("The attempt changed no file.", style="dim"), *notes)
     parts: list[RenderableType] = []
     files = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
     for column in ("file", "part", "change", "+", "-"):
@@ -116,9 +119,7 @@ def patch_view(attempt: Attempt) -> RenderableType:
         if diff:
             parts.append(Text(f"\n{heading}", style="bold"))
             parts.append(Syntax(diff, "diff", theme="ansi_dark", word_wrap=False))
-    for note in patch.notes:
-        parts.append(Text(f"note: {note}", style="yellow"))
-    return Group(*parts)
+    return Group(*parts, *notes)
 
 
 def summary_view(attempt: Attempt | None, phase: str, seconds: float | None) -> RenderableType:
