@@ -57,7 +57,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
+from fnmatch import translate
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
@@ -612,15 +612,21 @@ def is_junk(path: str) -> bool:
     """Whether `path` (a trailing `/` marks a directory) matches `JUNK_PATTERNS`."""
     directory = path.endswith("/")
     parts = path.rstrip("/").split("/")
-    for position, part in enumerate(parts):
-        is_directory = directory or position < len(parts) - 1
-        for pattern in JUNK_PATTERNS:
-            if pattern.endswith("/"):
-                if is_directory and fnmatchcase(part, pattern[:-1]):
-                    return True
-            elif fnmatchcase(part, pattern):
-                return True
-    return False
+    return any(
+        _junk_name(part, directory or position < len(parts) - 1)
+        for position, part in enumerate(parts)
+    )
+
+
+_JUNK_FILE = re.compile("|".join(translate(p) for p in JUNK_PATTERNS if not p.endswith("/")))
+_JUNK_DIRECTORY = re.compile("|".join(translate(p.removesuffix("/")) for p in JUNK_PATTERNS))
+"""`JUNK_PATTERNS` as one expression each for a file's name and a directory's (which the
+file patterns match as well), so a name is matched once, not once per pattern."""
+
+
+def _junk_name(name: str, directory: bool) -> bool:
+    """Whether one name, of a directory or of a file, matches `JUNK_PATTERNS`."""
+    return (_JUNK_DIRECTORY if directory else _JUNK_FILE).match(name) is not None
 
 
 def _human(size: int) -> str:
@@ -800,7 +806,9 @@ def _special_files(root: bytes, skipped: set[bytes]) -> list[tuple[bytes, str]]:
 
     Git's own walk passes them over in silence, so they are looked for here: directories
     only listed, never entered through a link, with the directories git already left out
-    whole (ignored, nested repositories, junk, virtualenvs) and `.git` skipped.
+    whole (ignored, nested repositories, junk, virtualenvs) and `.git` skipped. A
+    directory is entered only once its own name is known not to be junk, so each name is
+    matched against the patterns once.
     """
     found = []
     pending = [b""]
@@ -814,13 +822,13 @@ def _special_files(root: bytes, skipped: set[bytes]) -> list[tuple[bytes, str]]:
             for entry in entries:
                 path = folder + entry.name
                 if entry.is_dir(follow_symlinks=False):
-                    name = os.fsdecode(path) + "/"
-                    if path not in skipped and entry.name != b".git" and not is_junk(name):
+                    junk = entry.name == b".git" or _junk_name(os.fsdecode(entry.name), True)
+                    if not junk and path not in skipped:
                         pending.append(path + b"/")
                 elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
                     with contextlib.suppress(OSError):
                         kind = _special_kind(entry.stat(follow_symlinks=False).st_mode)
-                        if kind is not None and not is_junk(os.fsdecode(path)):
+                        if kind is not None and not _junk_name(os.fsdecode(entry.name), False):
                             found.append((path, kind))
     return found
 
