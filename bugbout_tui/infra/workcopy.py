@@ -1040,12 +1040,12 @@ def harvest(
         gone = not stat.S_ISDIR(os.lstat(wc.path).st_mode)
     except FileNotFoundError:
         gone = True
-    notes = []
+    notes: list[str] = []
+    env = _env(wc.git_dir, wc.path)
     if gone:
         notes.append("the working copy was deleted or replaced, so every file counts as deleted")
         survey = _Survey([_Change(path, "D", file.size) for path, file in handed.files.items()])
     else:
-        env = _env(wc.git_dir, wc.path)
         _smudge(wc.git_dir / "index", handed.touched(wc.path), _hash_name(wc.base_commit))
         survey = _survey(wc, env, handed, limit, layout)
     oversized = _over_caps(survey.changes, max_files, max_bytes)
