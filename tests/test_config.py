@@ -71,6 +71,7 @@ def test_defaults(repo: Path) -> None:
     assert config.run.timeout == 1800
     assert config.run.quotas == {}
     assert config.run.capacity("codex") == 1
+    assert (config.run.max_patch_files, config.run.max_patch_bytes) == (5000, 10 * 1024 * 1024)
     assert config.judge.policy == "majority"
     assert config.judge.run_suite is True
     assert config.contestants == [] and config.examiners == []
@@ -110,6 +111,8 @@ require-review = true
 sandbox = "bubblewrap"
 timeout = 600
 quotas = {{ codex = 2, shared = 3 }}
+max-patch-files = 300
+max-patch-bytes = 2000000
 
 [judge]
 policy = "cross-vendor"
@@ -167,6 +170,7 @@ assignment = "specify"
     assert config.run.capacity("codex") == 2
     assert config.run.capacity("shared") == 3
     assert config.run.capacity("gemini-cli") == 1
+    assert (config.run.max_patch_files, config.run.max_patch_bytes) == (300, 2_000_000)
     assert config.judge.policy == "cross-vendor"
     assert config.judge.run_suite is False
 
@@ -370,6 +374,16 @@ def test_wrong_types_read_plainly(repo: Path) -> None:
         'must be a list, e.g. ["a", "b"]',
     ]
     assert not any("Input should" in line for line in lines)
+
+
+def test_the_caps_on_a_patch_must_be_positive_counts(repo: Path) -> None:
+    text = MINIMAL + '[run]\nmax-patch-files = 0\nmax-patch-bytes = "10 MB"\n'
+    assert problems(repo, text) == [
+        "invalid value for 'max-patch-files' in [run] at bugbout.toml:4: "
+        "must be a positive whole number of files",
+        "invalid value for 'max-patch-bytes' in [run] at bugbout.toml:5: "
+        "must be a positive whole number of bytes",
+    ]
 
 
 def test_missing_source_points_at_the_table(repo: Path) -> None:

@@ -112,6 +112,11 @@ def test_who_takes_part() -> None:
             "slow", {"src/calc/ops.py": "source", "tests/test_s.py": "tests"}, status="timeout"
         ),
         _record("out-of-quota", {}, status="quota"),
+        _record(
+            "too-large",
+            {"src/calc/ops.py": "source", "tests/test_big.py": "tests"},
+            status="oversized",
+        ),
     ]
     cast = cast_for(attempts, vendors={"fixer": "OpenAI", "examiner": "google"}, run_suite=True)
     assert [(a.name, a.kind, a.vendor, a.modules) for a in cast.authors] == [
@@ -767,7 +772,7 @@ def pytest_collection_modifyitems(session, config, items):
                 raise AssertionError("sabotaged")
             item.runtest = sabotage
 '''
-EVIL_IMPORT = '''
+EVIL_IMPORT = """
 import inspect
 import os
 
@@ -793,8 +798,8 @@ _pytest.python.Function.runtest = runtest
 
 def test_none():
     assert calc.ops.mean([]) is None
-'''
-EVIL_WRITER = '''
+"""
+EVIL_WRITER = """
 import os
 import pathlib
 import subprocess
@@ -835,7 +840,7 @@ def test_leave_a_mess():
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-'''
+"""
 
 
 def _honest(bench: Bench) -> list[Attempt]:

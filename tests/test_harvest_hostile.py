@@ -6,17 +6,23 @@ read a giant file; what it leaves out is said in `Patch.notes`.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from gitrepo import GitRepo
 
 from bugbout_tui.infra.trees import pristine_tree
 from bugbout_tui.infra.workcopy import WorkingCopy, apply_patch, harvest, prepare_working_copy
+
+HOSTILE = Path(__file__).resolve().parent / "agents" / "hostile.py"
 
 FILES = {
     "src/pkg/__init__.py": "",
@@ -27,14 +33,53 @@ FILES = {
 }
 
 
+Prepare = Callable[[Path], WorkingCopy]
+"""Makes a fresh working copy at the path given."""
+
+
 @pytest.fixture
-def wc(tmp_path: Path) -> WorkingCopy:
-    """A working copy at `<tmp>/work/copy`; `<tmp>/pristine` is what it started from."""
+def prepare(tmp_path: Path) -> Prepare:
+    """Working copies of one commit; `<tmp>/pristine` is what each starts from."""
     repo = GitRepo(tmp_path / "repo")
     sha = repo.commit("Initial layout", files=FILES)
     home = tmp_path / "home"
     shutil.copytree(pristine_tree(repo.root, sha, home=home), tmp_path / "pristine", symlinks=True)
-    return prepare_working_copy(repo.root, sha, tmp_path / "work" / "copy", hidden=[], home=home)
+    return lambda dest: prepare_working_copy(repo.root, sha, dest, hidden=[], home=home)
+
+
+@pytest.fixture
+def wc(tmp_path: Path, prepare: Prepare) -> WorkingCopy:
+    """A working copy at `<tmp>/work/copy`."""
+    return prepare(tmp_path / "work" / "copy")
+
+
+def _hostile(mode: str, workdir: Path, *args: str) -> dict[str, Any]:
+    """Run `tests/agents/hostile.py` on a working copy, as a contestant would be run."""
+    proc = subprocess.run(
+        [sys.executable, str(HOSTILE), mode, str(workdir), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
+    last = proc.stdout.rstrip("\n").rsplit("\n", 1)[-1]
+    found: dict[str, Any] = json.loads(last.removeprefix("REPORT "))
+    return found
+
+
+def _edited_in_the_copys_second(prepare: Prepare, parent: Path) -> WorkingCopy:
+    """A working copy that the hostile agent edited in place, size and modification time
+    kept, within the second its files were copied in: git, comparing whole seconds, sees
+    the very stat data it recorded. Set up again when the clock passed into the next
+    second before the agent was done (it takes a fraction of one)."""
+    for attempt in range(20):
+        wc = prepare(parent / f"copy{attempt}")
+        report = _hostile("same-size", wc.path, "src/pkg/core.py", "return 41", "return 42")
+        (ctime, mtime, size, ino), (ctime_after, *kept) = report["before"], report["after"]
+        assert kept == [mtime, size, ino]  # nothing but the change time tells
+        if ctime_after // 10**9 == ctime // 10**9:
+            return wc
+    pytest.fail("the agent never ran within the second of the copy")
 
 
 def _objects_size(wc: WorkingCopy) -> int:
@@ -170,13 +215,152 @@ def test_the_agents_own_git_repository_is_ignored(wc: WorkingCopy) -> None:
     assert patch.notes == ["left out vendor/lib/: a nested git repository"]
 
 
-def test_special_files_are_left_out_without_hanging(wc: WorkingCopy) -> None:
-    os.mkfifo(wc.path / "src/pkg/pipe")
-    (wc.path / "src/pkg/core.py").unlink()
-    os.mkfifo(wc.path / "src/pkg/core.py")  # a tracked file turned into a pipe
+def test_an_edit_in_place_within_the_copys_second_with_its_time_put_back_is_seen(
+    prepare: Prepare, tmp_path: Path
+) -> None:
+    wc = _edited_in_the_copys_second(prepare, tmp_path / "work")
+    patch = harvest(wc, source_dir="src/pkg")
+    assert [(c.path, c.status) for c in patch.files] == [("src/pkg/core.py", "modified")]
+    assert "-    return 41\n+    return 42\n" in patch.source
+
+
+@pytest.fixture
+def coarse(tmp_path: Path) -> Iterator[Path]:
+    """A directory on a filesystem that keeps whole seconds only (ext4 with 128-byte
+    inodes, loop-mounted), where even the change time cannot tell two writes apart
+    within one second."""
+    if os.geteuid() != 0 or shutil.which("mkfs.ext4") is None:
+        pytest.skip("mounting a filesystem takes root and mkfs.ext4")
+    image, mount = tmp_path / "coarse.img", tmp_path / "coarse"
+    with image.open("wb") as handle:
+        handle.truncate(64 * 1024 * 1024)
+    mount.mkdir()
+    made = subprocess.run(
+        ["mkfs.ext4", "-q", "-F", "-I", "128", str(image)], capture_output=True, check=False
+    )
+    mounted = (
+        made.returncode == 0
+        and (
+            subprocess.run(["mount", "-o", "loop", str(image), str(mount)], capture_output=True)
+        ).returncode
+        == 0
+    )
+    if not mounted:
+        pytest.skip("no loop device to mount a filesystem on")
+    try:
+        probe = mount / "probe"
+        probe.write_text("")
+        assert probe.stat().st_ctime_ns % 10**9 == 0, "the filesystem keeps sub-second times"
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_on_a_filesystem_of_whole_seconds_an_edit_within_the_copys_second_is_seen(
+    prepare: Prepare, coarse: Path
+) -> None:
+    untouched = prepare(coarse / "untouched")
+    assert harvest(untouched, source_dir="src/pkg").files == []  # read again, found the same
+    wc = _edited_in_the_copys_second(prepare, coarse / "work")
+    patch = harvest(wc, source_dir="src/pkg")
+    assert [(c.path, c.status) for c in patch.files] == [("src/pkg/core.py", "modified")]
+    assert "+    return 42\n" in patch.source
+
+
+def test_special_files_are_left_out_with_a_note_without_hanging(wc: WorkingCopy) -> None:
+    made = _hostile("special", wc.path, "src/pkg/sub", "src/pkg/core.py")
+    root = os.geteuid() == 0
+    assert made == {
+        "pipe": "ok",
+        "socket": "ok",
+        "char-device": "ok" if root else "PermissionError",
+        "block-device": "ok" if root else "PermissionError",
+        "tracked": "ok",
+    }
     patch = harvest(wc, source_dir="src/pkg")
     assert [(c.path, c.status) for c in patch.files] == [("src/pkg/core.py", "deleted")]
-    assert patch.notes == ["left out src/pkg/core.py: not a regular file or a symbolic link"]
+    devices = [
+        "left out src/pkg/sub/block-device: a special file (block device)",
+        "left out src/pkg/sub/char-device: a special file (character device)",
+    ]
+    assert patch.notes == [
+        "left out src/pkg/core.py: a special file (named pipe); the file counts as deleted",
+        *(devices if root else []),
+        "left out src/pkg/sub/pipe: a special file (named pipe)",
+        "left out src/pkg/sub/socket: a special file (socket)",
+    ]
+
+
+def test_special_files_in_junk_are_left_out_silently(wc: WorkingCopy) -> None:
+    (wc.path / "src/pkg/__pycache__").mkdir()
+    os.mkfifo(wc.path / "src/pkg/__pycache__/pipe")
+    os.mkfifo(wc.path / "src/pkg/core.pyc")
+    patch = harvest(wc, source_dir="src/pkg")
+    assert patch.files == [] and patch.notes == []
+
+
+def test_more_files_than_the_cap_are_not_kept_and_say_so(wc: WorkingCopy) -> None:
+    _hostile("swarm", wc.path, "30", "data")
+    (wc.path / "src/pkg/core.py").write_text("def answer():\n    return 42\n")
+    patch = harvest(wc, source_dir="src/pkg", max_files=25)
+    assert patch.oversized == "31 changed files, 6 over the cap of 25"
+    assert (patch.source, patch.tests, patch.other, patch.files) == ("", "", "", [])
+    assert (
+        patch.notes[0] == "not kept: 31 changed files (30 new, 1 modified, 0 deleted), 258 B in all"
+    )
+    assert patch.notes[1] == (
+        "largest: src/pkg/core.py (28 B), data/file_000010.txt (8 B), "
+        "data/file_000011.txt (8 B), data/file_000012.txt (8 B), data/file_000013.txt (8 B)"
+    )
+    assert len(patch.notes) == 2
+    within = harvest(wc, source_dir="src/pkg", max_files=31)
+    assert within.oversized is None and len(within.files) == 31
+
+
+def test_more_bytes_than_the_cap_are_not_kept_and_hashed_not_at_all(wc: WorkingCopy) -> None:
+    _hostile("hoard", wc.path, "9", "data")
+    objects_before = _objects_size(wc)
+    patch = harvest(wc, source_dir="src/pkg", max_bytes=8 * 1024 * 1024)
+    assert patch.oversized == "9.0 MB of changed files, 1.0 MB over the cap of 8.0 MB"
+    assert patch.files == [] and patch.source == patch.other == ""
+    assert patch.notes == [
+        "not kept: 9 changed files (9 new, 0 modified, 0 deleted), 9.0 MB in all",
+        "largest: data/blob_0.bin (1.0 MB), data/blob_1.bin (1.0 MB), data/blob_2.bin (1.0 MB), "
+        "data/blob_3.bin (1.0 MB), data/blob_4.bin (1.0 MB)",
+    ]
+    assert _objects_size(wc) == objects_before  # decided before git hashed a byte
+    assert len(patch.model_dump_json()) < 1000
+
+
+def test_one_file_over_the_byte_cap_is_left_out_and_the_rest_kept(wc: WorkingCopy) -> None:
+    (wc.path / "src/pkg/data.bin").write_bytes(b"x" * 3000)
+    (wc.path / "src/pkg/core.py").write_text("def answer():\n    return 42\n")
+    patch = harvest(wc, source_dir="src/pkg", max_bytes=2048)
+    assert patch.oversized is None
+    assert [c.path for c in patch.files] == ["src/pkg/core.py"]
+    assert patch.notes == [
+        "left out src/pkg/data.bin: 2.9 KB is over the 2.0 KB limit for harvested files"
+    ]
+
+
+def test_a_deletion_weighs_what_the_deleted_file_held(wc: WorkingCopy) -> None:
+    shutil.rmtree(wc.path)
+    patch = harvest(wc, source_dir="src/pkg", max_bytes=64)
+    assert patch.oversized == "95 B of changed files, 31 B over the cap of 64 B"
+    assert patch.notes[0].startswith("the working copy was deleted or replaced")
+    assert patch.notes[1] == "not kept: 5 changed files (0 new, 0 modified, 5 deleted), 95 B in all"
+
+
+def test_a_flood_of_left_out_files_is_counted_not_listed(wc: WorkingCopy) -> None:
+    (wc.path / ".gitignore").write_text("*.log\n")
+    for index in range(50):
+        (wc.path / f"src/pkg/run{index:02d}.log").write_text("noise\n")
+    patch = harvest(wc, source_dir="src/pkg")
+    assert [c.path for c in patch.files] == [".gitignore"]
+    assert len(patch.notes) == 21
+    assert patch.notes[0] == "left out src/pkg/run00.log: the project's .gitignore ignores it"
+    assert patch.notes[19].startswith("left out src/pkg/run19.log")
+    assert patch.notes[20] == "left out 30 more, not listed one by one"
 
 
 def test_a_file_replaced_by_a_directory_and_back(wc: WorkingCopy) -> None:

@@ -125,6 +125,7 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostileRun]:
             hostile("linker", "symlink"),
             hostile("hoarder", "sparse"),
             hostile("forger", "tamper-logs", "{logdir}", secret),
+            hostile("odd", "special", "src/calc", "src/calc/__init__.py"),
         ]
     )
     ops_before = (project / "src" / "calc" / "ops.py").read_bytes()
@@ -282,6 +283,29 @@ def test_links_and_fifos_left_in_the_log_directory_are_not_followed(bout: Hostil
     assert not any(p.is_symlink() for p in logdir.rglob("*"))
     assert not (logdir / "stderr.log").exists()  # the FIFO is gone, and the run did not stall
     assert record.prompt_file is None
+
+
+def test_pipes_sockets_and_devices_are_left_out_with_a_note(bout: HostileRun) -> None:
+    made = bout.report("odd")
+    assert (made["pipe"], made["socket"], made["tracked"]) == ("ok", "ok", "ok")
+    record = bout.attempt("odd")
+    assert record.status == "finished"
+    assert [(c.path, c.status) for c in record.patch.files] == [("src/calc/__init__.py", "deleted")]
+    kinds = {"char-device": "character device", "block-device": "block device"}
+    devices = [
+        f"left out src/calc/{name}: a special file ({kind})"
+        for name, kind in kinds.items()
+        if made[name] == "ok"
+    ]
+    assert record.patch.notes == sorted(
+        [
+            "left out src/calc/__init__.py: a special file (named pipe); "
+            "the file counts as deleted",
+            *devices,
+            "left out src/calc/pipe: a special file (named pipe)",
+            "left out src/calc/socket: a special file (socket)",
+        ]
+    )
 
 
 def _base(bout: HostileRun) -> str:

@@ -646,6 +646,43 @@ def test_markdown_shows_trials_when_there_are_some() -> None:
     assert "| alpha | 2 | 50% | 100% |" in text
 
 
+def test_an_oversized_patch_is_counted_in_no_fix_and_listed_with_its_cap() -> None:
+    detail = "6,000 changed files, 1,000 over the cap of 5,000"
+    too_large = attempt("t3", "gamma", 60, status="oversized", changed=Patch())
+    too_large = too_large.model_copy(update={"detail": detail})
+    records_ = records(
+        attempts=[a for a in attempts() if a.task != "t3" or a.contestant != "gamma"]
+    )
+    report = build_report(**{**records_, "attempts": [*records_["attempts"], too_large]})
+    assert {row.name: (row.no_fix, row.oversized) for row in report.agents.rows} == {
+        "alpha": (0, 0),
+        "beta": (0, 0),
+        "gamma": (1, 1),
+    }
+    assert [(o.task, o.contestant, o.detail) for o in report.agents.oversized] == [
+        ("t3", "gamma", detail)
+    ]
+    markdown = render_markdown(report)
+    assert "| gamma | 1 | 0 | 0 | 1 (1 oversized) | 1 |" in markdown
+    assert f"- t3, gamma: {detail}" in markdown
+    plain = Console(file=io.StringIO(), width=100, record=True)
+    plain.print(render_terminal(report))
+    text = " ".join(plain.export_text().split())
+    assert f"t3 gamma left a patch too large to keep, so no fix: {detail}" in text
+
+
+def test_a_flagged_attempt_names_its_first_paths_and_counts_the_rest() -> None:
+    many = patch(("pkg/mod.py", "source"), *((f"data/f{n:04d}.txt", "other") for n in range(4000)))
+    extra = attempt("t4", "beta", 1, changed=many)
+    report = build_report(**records(attempts=[*attempts(), extra]))
+    markdown = render_markdown(report)
+    (line,) = [line for line in markdown.splitlines() if line.startswith("- t4, beta: ")]
+    assert line.endswith("`data/f0009.txt` and 3,990 more") and len(line) < 300
+    plain = Console(file=io.StringIO(), width=100, record=True)
+    plain.print(render_terminal(report))
+    assert "data/f0010.txt" not in plain.export_text()
+
+
 def test_terminal_fits_100_columns(report: Report) -> None:
     buffer = io.StringIO()
     console = Console(file=buffer, width=100, color_system="truecolor", force_terminal=True)

@@ -118,6 +118,15 @@ def test_what_is_decided_without_a_run() -> None:
     assert took_a_run(ran)
 
 
+def test_an_oversized_patch_is_no_fix_for_the_reason_its_attempt_gives() -> None:
+    detail = "12 MB of changed files, 2.0 MB over the cap of 10 MB"
+    record = _attempt("oversized").model_copy(update={"detail": detail})
+    score = score_without_run(record)
+    assert score is not None and score.status == "no-fix"
+    assert score.detail == f"the patch was too large to keep: {detail}"
+    assert not took_a_run(score)  # redone from the record, like any score read off it
+
+
 # --- for real ------------------------------------------------------------------------------
 
 FLAKY_TEST = (

@@ -33,6 +33,7 @@ from bugbout_tui.engine.state import AttemptView, BoutState
 STATUS_STYLE = {
     "finished": "green",
     "no-change": "yellow",
+    "oversized": "red",
     "timeout": "red",
     "crashed": "red",
     "quota": "magenta",

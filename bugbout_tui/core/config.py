@@ -53,6 +53,7 @@ from bugbout_tui.core.config_errors import (
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.git_urls import github_repo_from_url, is_git_url
 from bugbout_tui.core.models import BASE, SUITE
+from bugbout_tui.core.patch import MAX_PATCH_BYTES, MAX_PATCH_FILES
 
 __all__ = [
     "CONFIG_NAME",
@@ -352,6 +353,14 @@ class RunConfig(_Section):
         dict[str, Annotated[int, Field(ge=1)]],
         Explain(invalid="must be a whole number of runs at once, at least 1"),
     ] = Field(default_factory=dict)
+    max_patch_files: Annotated[
+        int, Field(gt=0), Explain(invalid="must be a positive whole number of files")
+    ] = MAX_PATCH_FILES
+    """A patch changing more files is not kept: the attempt is `oversized`, no fix."""
+    max_patch_bytes: Annotated[
+        int, Field(gt=0), Explain(invalid="must be a positive whole number of bytes")
+    ] = MAX_PATCH_BYTES
+    """Nor is one whose changed files weigh more (each the larger of before and after)."""
 
     def capacity(self, quota: str) -> int:
         """How many runs on `quota` may go at once; one unless raised."""

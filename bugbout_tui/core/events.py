@@ -15,7 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 Stage = Literal["mine", "ground-truth", "race", "examine", "judge", "score", "report"]
 STAGES: tuple[Stage, ...] = ("mine", "ground-truth", "race", "examine", "judge", "score", "report")
 
-AttemptStatus = Literal["finished", "no-change", "timeout", "crashed", "quota", "skipped"]
+AttemptStatus = Literal[
+    "finished", "no-change", "oversized", "timeout", "crashed", "quota", "skipped"
+]
 
 
 def _now() -> datetime:

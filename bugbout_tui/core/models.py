@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
+from bugbout_tui.core.events import AttemptStatus
 from bugbout_tui.core.patch import Patch
 
 SCHEMA_VERSION = 1
@@ -268,7 +269,7 @@ class Attempt(Record):
     task: str
     contestant: str
     role: Literal["contestant", "examiner"] = "contestant"
-    status: Literal["finished", "no-change", "timeout", "crashed", "quota", "skipped"]
+    status: AttemptStatus
     detail: str | None = None
     """Why the attempt ended as it did (the usage-limit message, the skip reason, ...)."""
     started_at: datetime

@@ -17,6 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field
 Part = Literal["source", "tests", "other"]
 ChangeStatus = Literal["added", "modified", "deleted", "renamed"]
 
+MAX_PATCH_FILES = 5000
+"""By default, a patch changing more files than this is not kept: the attempt is
+`oversized` (`[run] max-patch-files`)."""
+MAX_PATCH_BYTES = 10 * 1024 * 1024
+"""By default, a patch whose changed files weigh more than this is not kept either
+(`[run] max-patch-bytes`)."""
+
 TEST_FILE_NAMES = ("test_*.py", "*_test.py", "conftest.py")
 """File names pytest treats as tests or test configuration, wherever they sit."""
 TEST_DIRECTORY_NAMES = frozenset({"test", "tests"})
@@ -94,10 +101,14 @@ class Patch(BaseModel):
     files: list[FileChange] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     """What harvesting left out or found odd, in plain words."""
+    oversized: str | None = None
+    """Set when the patch passed a cap on its files or bytes and was not kept: which cap,
+    and by how much. The diffs and files are then empty and the notes sum up what it held."""
 
     @property
     def is_empty(self) -> bool:
-        """No file changed (notes alone do not make a patch)."""
+        """No file changed (notes alone do not make a patch, and a patch too large to keep
+        holds no file)."""
         return not self.files
 
     @property

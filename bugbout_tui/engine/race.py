@@ -51,7 +51,8 @@ from bugbout_tui.stages.prompts import Role, render_prompt
 
 SUMMARY_LIMIT = 4000
 RETRYABLE = frozenset({"quota", "crashed", "timeout"})
-"""Statuses `--retry-failed` runs again; finished attempts never run twice."""
+"""Statuses `--retry-failed` runs again; finished attempts never run twice, and neither
+do `oversized` ones, whose agent did finish (its patch was over a cap)."""
 CANCELLED = "cancelled by the user"
 """The detail of an attempt stopped on its own: recorded as crashed, so a retry runs it."""
 NOT_STARTED = "could not start"
@@ -345,8 +346,14 @@ class Race:
                 status="crashed", detail=CANCELLED,
             )  # fmt: skip
         try:
+            run = self.project.config.run
             patch = await asyncio.to_thread(
-                harvest, copy, source_dir=cfg.source, tests_dir=cfg.tests
+                harvest,
+                copy,
+                source_dir=cfg.source,
+                tests_dir=cfg.tests,
+                max_files=run.max_patch_files,
+                max_bytes=run.max_patch_bytes,
             )
             report = agent.parse(logdir, result.returncode)
         except (BugboutError, OSError) as exc:  # one attempt's mess must not sink the race
@@ -361,6 +368,8 @@ class Race:
         detail: str | None
         if result.timed_out:
             status, detail = "timeout", f"stopped after {self.project.config.run.timeout}s"
+        elif patch.oversized is not None:
+            status, detail = "oversized", patch.oversized
         elif report.quota_message and patch.is_empty:
             status, detail = "quota", report.quota_message
         elif patch.is_empty:

@@ -18,22 +18,34 @@ checkout):
   `git archive` rewrote on export (`export-subst`, end-of-line attributes) is the baseline
   the agent was really handed, and no patch shows it as a change;
 - the copy's own inode, times and size are recorded, so git knows an untouched file without
-  reading it: preparing hashes nothing and harvesting hashes only what changed. (Git
-  compares whole seconds: an in-place edit that also puts the old modification time back,
-  within the very second the copy was made, would go unseen. No agent starts that fast.)
+  reading it: preparing hashes nothing and harvesting hashes only what changed.
+
+Git's stat data is not exact, though: it compares whole seconds and 32-bit sizes, so an
+in-place edit that keeps the size and puts the old modification time back, within the
+second the copy was made, would look untouched. Beside the index, `handover` records every
+file's `lstat` to the nanosecond and a reading of the copy's clock. At harvest each handed
+file is `lstat`ed once; those that differ in any way (the change time, which no process
+can set, differs after any write), or that were copied too close to the clock reading to
+tell, get their times zeroed in the index, so git must read them to call them unchanged.
+Every content change is therefore in the patch, whatever the timestamps, and an untouched
+file is still never read.
 
 Git runs with `LC_ALL=C`, without user or system configuration or attributes, with exact
 bytes (no end-of-line conversion, no filters) and with literal pathspecs, so nobody's
 settings can change a patch. Junk (caches, virtualenvs, editor files, agents' state) is
 left out through the git directory's own exclude file, and files over a size limit are
 left out after an `lstat`, before git reads a byte of them. Symlinks are recorded as links:
-git stores the target text and never follows them.
+git stores the target text and never follows them. Pipes, sockets and devices, which git's
+own walk passes over in silence, are found by a walk of ours (never opened) and named in a
+note. What the patch would hold is surveyed before anything is hashed, so a patch past the
+caps on files or bytes is refused without git reading a file of it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import heapq
 import os
 import re
 import shutil
@@ -42,20 +54,37 @@ import struct
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from fnmatch import fnmatchcase
+from dataclasses import dataclass, field
+from fnmatch import translate
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
 from bugbout_tui.core.errors import BugboutError, ToolMissingError, UsageError
 from bugbout_tui.core.fs import write_atomic
-from bugbout_tui.core.patch import ChangeStatus, FileChange, Part, Patch, split_path
+from bugbout_tui.core.patch import (
+    MAX_PATCH_BYTES,
+    MAX_PATCH_FILES,
+    ChangeStatus,
+    FileChange,
+    Part,
+    Patch,
+    split_path,
+)
+from bugbout_tui.infra import handover
 from bugbout_tui.infra.git import GitError
+from bugbout_tui.infra.handover import Handover
 from bugbout_tui.infra.trees import pristine_tree
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
+"""A single file larger than this is left out of a patch, with a note."""
+NOTES_LISTED = 20
+"""Left-out paths named one by one in a patch's notes; the rest are counted."""
+LARGEST_LISTED = 5
+"""The largest files named in the summary of a patch too large to keep."""
 
 JUNK_PATTERNS = (
     "__pycache__/",
@@ -402,8 +431,9 @@ def _remove_hidden(root: Path, hidden: Sequence[str]) -> None:
 _INDEX_STAT = struct.Struct(">10I")
 
 
-def _write_index(index: Path, root: Path, entries: Sequence[_Entry], hash_name: str) -> None:
-    """Write a version 2 git index (gitformat-index) whose stat data is the copy's own.
+def _write_index(index: Path, root: Path, entries: Sequence[_Entry], hash_name: str) -> list[bytes]:
+    """Write a version 2 git index (gitformat-index) whose stat data is the copy's own,
+    and return the same `lstat`s at full precision, as lines of the handover record.
 
     Each entry: ctime, mtime (seconds, nanoseconds), dev, ino, mode, uid, gid, size, all
     32-bit; the object id; 16 bits of flags holding the name length; the name,
@@ -412,6 +442,7 @@ def _write_index(index: Path, root: Path, entries: Sequence[_Entry], hash_name: 
     mask = 0xFFFFFFFF
     pack = _INDEX_STAT.pack
     chunks = [b"DIRC", struct.pack(">II", 2, len(entries))]
+    handed = []
     base = os.fsencode(root) + b"/"
     for path, mode, oid in entries:
         try:
@@ -438,8 +469,10 @@ def _write_index(index: Path, root: Path, entries: Sequence[_Entry], hash_name: 
         )
         padding = 8 - (42 + len(oid) + len(path)) % 8
         chunks.append(oid + min(len(path), 0xFFF).to_bytes(2, "big") + path + b"\0" * padding)
+        handed.append(handover.pack(path, st, mode, oid))
     data = b"".join(chunks)
     index.write_bytes(data + hashlib.new(hash_name, data).digest())
+    return handed
 
 
 def prepare_working_copy(
@@ -554,14 +587,17 @@ def _write_baseline(
     git_dir: Path,
     hidden: Sequence[str],
 ) -> int:
-    """Hide the fix's tests, then record what the agent is handed as the git dir's index."""
+    """Hide the fix's tests, then record what the agent is handed: as the git dir's index,
+    and at full precision beside it (`handover`), with the copy's clock read last."""
     _remove_hidden(dest, hidden)
     _init_git_dir(git_dir, [source.objects, cache.objects])
     (git_dir / "info" / "exclude").write_text("".join(f"{p}\n" for p in JUNK_PATTERNS))
     (git_dir / "HEAD").write_text(source.commit + "\n")
     hidden_bytes = [h.encode() for h in hidden]
     kept = [e for e in entries if not _is_hidden(e[0], hidden_bytes)]
-    _write_index(git_dir / "index", dest, kept, _hash_name(source.commit))
+    handed = _write_index(git_dir / "index", dest, kept, _hash_name(source.commit))
+    clock = handover.clock_reading(dest)
+    Handover.write(git_dir, clock, len(source.commit) // 2, handed)
     return len(kept)
 
 
@@ -576,15 +612,21 @@ def is_junk(path: str) -> bool:
     """Whether `path` (a trailing `/` marks a directory) matches `JUNK_PATTERNS`."""
     directory = path.endswith("/")
     parts = path.rstrip("/").split("/")
-    for position, part in enumerate(parts):
-        is_directory = directory or position < len(parts) - 1
-        for pattern in JUNK_PATTERNS:
-            if pattern.endswith("/"):
-                if is_directory and fnmatchcase(part, pattern[:-1]):
-                    return True
-            elif fnmatchcase(part, pattern):
-                return True
-    return False
+    return any(
+        _junk_name(part, directory or position < len(parts) - 1)
+        for position, part in enumerate(parts)
+    )
+
+
+_JUNK_FILE = re.compile("|".join(translate(p) for p in JUNK_PATTERNS if not p.endswith("/")))
+_JUNK_DIRECTORY = re.compile("|".join(translate(p.removesuffix("/")) for p in JUNK_PATTERNS))
+"""`JUNK_PATTERNS` as one expression each for a file's name and a directory's (which the
+file patterns match as well), so a name is matched once, not once per pattern."""
+
+
+def _junk_name(name: str, directory: bool) -> bool:
+    """Whether one name, of a directory or of a file, matches `JUNK_PATTERNS`."""
+    return (_JUNK_DIRECTORY if directory else _JUNK_FILE).match(name) is not None
 
 
 def _human(size: int) -> str:
@@ -600,6 +642,46 @@ def _human(size: int) -> str:
 
 def _in_any(path: bytes, directories: set[bytes]) -> bool:
     return any(path.startswith(d + b"/") for d in directories)
+
+
+def _shown(path: bytes) -> str:
+    """A path as a note names it; one that is not UTF-8 is quoted with its odd bytes escaped."""
+    try:
+        return path.decode("utf-8")
+    except UnicodeDecodeError:
+        return repr(os.fsdecode(path))
+
+
+def _smudge(index: Path, paths: Iterable[bytes], hash_name: str) -> None:
+    """Zero the times of these entries of the index, keeping the rest of their stat data.
+
+    Git then cannot take such a file as unchanged from its `lstat`: one whose size still
+    matches is read and compared, one whose size differs is changed without a read (so a
+    file grown past the size limit is still never read). The index may be git's own by
+    now (version 2 or 3, extensions after the entries); only entry bytes change, so the
+    extensions stay valid, and the closing checksum is computed again.
+    """
+    wanted = set(paths)
+    if not wanted:
+        return
+    data = bytearray(index.read_bytes())
+    version, count = struct.unpack_from(">II", data, 4)
+    if data[:4] != b"DIRC" or version not in (2, 3):
+        raise BugboutError(f"Cannot read the index {index}: version {version} is not expected.")
+    digest = hashlib.new(hash_name).digest_size
+    offset = 12
+    for _ in range(count):
+        flags_at = offset + 40 + digest
+        flags = int.from_bytes(data[flags_at : flags_at + 2], "big")
+        name_at = flags_at + (4 if flags & 0x4000 else 2)  # extended flags follow, in v3
+        length = flags & 0xFFF
+        if length == 0xFFF:
+            length = data.index(0, name_at) - name_at
+        if bytes(data[name_at : name_at + length]) in wanted:
+            data[offset : offset + 16] = bytes(16)  # ctime, mtime: seconds, nanoseconds
+        offset += (name_at - offset + length + 8) & ~7
+    data[-digest:] = hashlib.new(hash_name, data[:-digest]).digest()
+    index.write_bytes(data)
 
 
 @dataclass
@@ -639,43 +721,148 @@ def _status(env: dict[str, str], cwd: Path) -> _Status:
     return status
 
 
-def _stage(
-    wc: WorkingCopy, env: dict[str, str], limit: int, layout: tuple[str, str], notes: list[str]
-) -> None:
-    """Bring the index up to what is on disk, leaving out junk, giants and odd files."""
+class _Change(NamedTuple):
+    """A path the patch would hold, found before anything is hashed."""
+
+    path: bytes
+    letter: str
+    """A (new), M (changed) or D (deleted)."""
+    weight: int
+    """What it weighs against the cap: the larger of its size before and after."""
+
+
+@dataclass
+class _Survey:
+    """What changed on disk, as `lstat` tells it, and what is left out, with why."""
+
+    changes: list[_Change] = field(default_factory=list)
+    left_out: list[tuple[bytes, str]] = field(default_factory=list)
+
+
+def _survey(
+    wc: WorkingCopy, env: dict[str, str], handed: Handover, limit: int, layout: tuple[str, str]
+) -> _Survey:
+    """Every path the patch would hold, leaving out junk, giants and odd files.
+
+    Nothing is hashed and the index is not changed: the caps are decided on this first.
+    """
     found = _status(env, wc.path)
     venvs = {
         path[: -len(b"/pyvenv.cfg")]
         for path in found.untracked + found.ignored
         if path.endswith(b"/pyvenv.cfg")
     }
-    said: list[tuple[bytes, str]] = []
+    survey = _Survey()
     for path in found.ignored:
         name = os.fsdecode(path)
         junk = _in_any(path, venvs) or is_junk(name)
         if not junk and split_path(name.rstrip("/"), *layout) == "source":
-            said.append((path, "the project's .gitignore ignores it"))
-    add: list[bytes] = []
-    remove: list[bytes] = []
+            survey.left_out.append((path, "the project's .gitignore ignores it"))
     candidates: list[tuple[bytes, bool]] = []
     for path, letter, mode in found.changed:
         if mode == _GITLINK_MODE:
-            said.append((path, "a git submodule"))
+            survey.left_out.append((path, "a git submodule"))
         elif letter == "D":
-            remove.append(path)
+            survey.changes.append(_Change(path, "D", _handed_size(handed, path)))
         else:
             candidates.append((path, True))
     candidates += [(path, False) for path in found.untracked if not _in_any(path, venvs)]
     root = os.fsencode(wc.path) + b"/"
     for path, tracked in candidates:
-        action, reason = _decide(root + path, tracked, limit)
+        action, reason, size = _decide(root + path, tracked, limit)
+        before = _handed_size(handed, path) if tracked else 0
         if action == "add":
-            add.append(path)
+            survey.changes.append(_Change(path, "M" if tracked else "A", max(before, size)))
         elif action == "remove":
-            remove.append(path)
+            survey.changes.append(_Change(path, "D", before))
         if reason:
-            said.append((path, reason))
-    notes += [f"left out {os.fsdecode(path)}: {reason}" for path, reason in sorted(said)]
+            survey.left_out.append((path, reason))
+    skipped = {path.rstrip(b"/") for path in found.untracked + found.ignored if path.endswith(b"/")}
+    for path, kind in _special_files(root, skipped | venvs):
+        if path not in handed.files:  # a handed file turned special: git saw it, `_decide` said
+            survey.left_out.append((path, f"a special file ({kind})"))
+    return survey
+
+
+def _handed_size(handed: Handover, path: bytes) -> int:
+    file = handed.files.get(path)
+    return file.size if file is not None else 0
+
+
+_SPECIAL_KINDS = (
+    (stat.S_ISFIFO, "named pipe"),
+    (stat.S_ISSOCK, "socket"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+)
+
+
+def _special_kind(mode: int) -> str | None:
+    return next((kind for test, kind in _SPECIAL_KINDS if test(mode)), None)
+
+
+def _special_files(root: bytes, skipped: set[bytes]) -> list[tuple[bytes, str]]:
+    """Pipes, sockets and devices below `root`, as (path, kind), none of them opened.
+
+    Git's own walk passes them over in silence, so they are looked for here: directories
+    only listed, never entered through a link, with the directories git already left out
+    whole (ignored, nested repositories, junk, virtualenvs) and `.git` skipped. A
+    directory is entered only once its own name is known not to be junk, so each name is
+    matched against the patterns once.
+    """
+    found = []
+    pending = [b""]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = os.scandir(root + folder)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                path = folder + entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    junk = entry.name == b".git" or _junk_name(os.fsdecode(entry.name), True)
+                    if not junk and path not in skipped:
+                        pending.append(path + b"/")
+                elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
+                    with contextlib.suppress(OSError):
+                        kind = _special_kind(entry.stat(follow_symlinks=False).st_mode)
+                        if kind is not None and not _junk_name(os.fsdecode(entry.name), False):
+                            found.append((path, kind))
+    return found
+
+
+def _decide(path: bytes, tracked: bool, limit: int) -> tuple[str, str | None, int]:
+    """What to do with one changed path: "add" it, "remove" it from the index, or "keep"
+    the index as it was; when the file is left out, why; and its size on disk."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return ("remove" if tracked else "keep"), None, 0
+    if stat.S_ISLNK(st.st_mode):
+        return "add", None, st.st_size  # git stores the link's target text, never follows it
+    if stat.S_ISREG(st.st_mode):
+        if st.st_size > limit:
+            size, most = _human(st.st_size), _human(limit)
+            return "keep", f"{size} is over the {most} limit for harvested files", 0
+        if not os.access(path, os.R_OK):
+            return "keep", "it cannot be read", 0
+        return "add", None, st.st_size
+    if stat.S_ISDIR(st.st_mode):
+        if tracked:
+            return "remove", None, 0  # a file replaced by a directory: its files come as new
+        return "keep", "a nested git repository", 0
+    kind = _special_kind(st.st_mode) or "of an unknown type"
+    if tracked:
+        return "remove", f"a special file ({kind}); the file counts as deleted", 0
+    return "keep", f"a special file ({kind})", 0
+
+
+def _update_index(env: dict[str, str], cwd: Path, changes: Sequence[_Change]) -> None:
+    """Record the surveyed changes in the index: git hashes the files it adds, only those."""
+    remove = [change.path for change in changes if change.letter == "D"]
+    add = [change.path for change in changes if change.letter != "D"]
     for options, paths in ((["--force-remove"], remove), (["--add", "--replace"], add)):
         if paths:
             _git(
@@ -684,32 +871,46 @@ def _stage(
                 *options,
                 "--stdin",
                 env=env,
-                cwd=wc.path,
+                cwd=cwd,
                 input=b"\0".join(paths) + b"\0",
             )
 
 
-def _decide(path: bytes, tracked: bool, limit: int) -> tuple[str, str | None]:
-    """What to do with one changed path: "add" it, "remove" it from the index, or "keep"
-    the index as it was; and, when the file is left out, why."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return ("remove" if tracked else "keep"), None
-    if stat.S_ISLNK(st.st_mode):
-        return "add", None  # git stores the link's target text; it never follows it
-    if stat.S_ISREG(st.st_mode):
-        if st.st_size > limit:
-            size, most = _human(st.st_size), _human(limit)
-            return "keep", f"{size} is over the {most} limit for harvested files"
-        if not os.access(path, os.R_OK):
-            return "keep", "it cannot be read"
-        return "add", None
-    if stat.S_ISDIR(st.st_mode):
-        if tracked:
-            return "remove", None  # a file replaced by a directory: its files come as new
-        return "keep", "a nested git repository"
-    return ("remove" if tracked else "keep"), "not a regular file or a symbolic link"
+def _over_caps(changes: Sequence[_Change], max_files: int, max_bytes: int) -> str | None:
+    """Which cap the changes pass and by how much; None within both."""
+    count = len(changes)
+    weight = sum(change.weight for change in changes)
+    over = []
+    if count > max_files:
+        over.append(f"{count:,} changed files, {count - max_files:,} over the cap of {max_files:,}")
+    if weight > max_bytes:
+        over.append(
+            f"{_human(weight)} of changed files, {_human(weight - max_bytes)} over the cap of "
+            f"{_human(max_bytes)}"
+        )
+    return "; ".join(over) or None
+
+
+def _summary(changes: Sequence[_Change]) -> list[str]:
+    """A few lines on a patch too large to keep: its counts and its largest files."""
+    letters = Counter(change.letter for change in changes)
+    weight = sum(change.weight for change in changes)
+    largest = heapq.nlargest(LARGEST_LISTED, changes, key=lambda change: change.weight)
+    return [
+        f"not kept: {len(changes):,} changed files ({letters['A']:,} new, "
+        f"{letters['M']:,} modified, {letters['D']:,} deleted), {_human(weight)} in all",
+        "largest: "
+        + ", ".join(f"{_shown(change.path)} ({_human(change.weight)})" for change in largest),
+    ]
+
+
+def _left_out(left_out: list[tuple[bytes, str]]) -> list[str]:
+    """One note per left-out path, the first `NOTES_LISTED` by path, and a count of the rest."""
+    left_out.sort()
+    notes = [f"left out {_shown(path)}: {why}" for path, why in left_out[:NOTES_LISTED]]
+    if len(left_out) > NOTES_LISTED:
+        notes.append(f"left out {len(left_out) - NOTES_LISTED:,} more, not listed one by one")
+    return notes
 
 
 @dataclass
@@ -817,32 +1018,52 @@ def harvest(
     source_dir: str,
     tests_dir: str = "tests",
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    max_files: int = MAX_PATCH_FILES,
+    max_bytes: int = MAX_PATCH_BYTES,
 ) -> Patch:
     """The patch the agent left in `wc`, split by `split_path(…, source_dir, tests_dir)`.
 
     Call it once the agent's processes are gone, so the tree holds still while it is read.
     Nothing outside the working copy is read: links are recorded, never followed, and a
     copy deleted outright (or replaced by a link) yields a patch deleting every file.
+
+    A patch of more than `max_files` changed files, or whose changed files weigh more than
+    `max_bytes` (each file the larger of its size before and after), is not built: the
+    patch returned is empty, says which cap it passed in `oversized`, and sums up what it
+    held in its notes. A single file over `max_file_bytes` (or over `max_bytes`, which it
+    could never fit) is left out with a note instead.
     """
-    notes: list[str] = []
     layout = (source_dir, tests_dir)
+    limit = min(max_file_bytes, max_bytes)
+    handed = Handover.read(wc.git_dir)
     try:
         gone = not stat.S_ISDIR(os.lstat(wc.path).st_mode)
     except FileNotFoundError:
         gone = True
+    notes: list[str] = []
+    env = _env(wc.git_dir, wc.path)
     if gone:
         notes.append("the working copy was deleted or replaced, so every file counts as deleted")
+        survey = _Survey([_Change(path, "D", file.size) for path, file in handed.files.items()])
     else:
-        _stage(wc, _env(wc.git_dir, wc.path), max_file_bytes, layout, notes)
+        _smudge(wc.git_dir / "index", handed.touched(wc.path), _hash_name(wc.base_commit))
+        survey = _survey(wc, env, handed, limit, layout)
+    oversized = _over_caps(survey.changes, max_files, max_bytes)
+    if oversized is not None:
+        summary = _summary(survey.changes)
+        return Patch(notes=[*notes, *summary, *_left_out(survey.left_out)], oversized=oversized)
+    if not gone:
+        _update_index(env, wc.path, survey.changes)
     pairs = []
     for pair in _diff(wc, gone, (), "-M"):
         try:
             for name in (pair.path, pair.old_path or b""):
                 name.decode("utf-8")
         except UnicodeDecodeError:
-            notes.append(f"left out {os.fsdecode(pair.path)!r}: the name is not valid UTF-8")
+            survey.left_out.append((pair.path, "the name is not valid UTF-8"))
             continue
         pairs.append(pair)
+    notes += _left_out(survey.left_out)
     patch = _assemble(_redo_odd_pairs(wc, gone, pairs, layout), layout, notes)
     deleted = sum(1 for change in patch.files if change.status == "deleted")
     if not gone and wc.files and deleted == wc.files:

@@ -45,6 +45,7 @@ from bugbout_tui.report.model import (
     FunnelSection,
     GateSection,
     NotScoredCount,
+    OversizedAttempt,
     PassAtK,
     PatchRow,
     PatchStatus,
@@ -112,7 +113,8 @@ def build_report(
     scored_set = set(scored)
     scored_attempts = [a for a in attempts if a.task in scored_set]
     flagged = _flagged(attempts)
-    agents = _agents(scored, status, scored_attempts, flagged, contestants)
+    oversized = _oversized(attempts)
+    agents = _agents(scored, status, scored_attempts, flagged, oversized, contestants)
     return Report(
         project=project,
         policy=policy,
@@ -190,17 +192,33 @@ def _flagged(attempts: Iterable[Attempt]) -> list[FlaggedAttempt]:
     return sorted(found, key=lambda item: (item.task, item.role, item.contestant))
 
 
+def _oversized(attempts: Iterable[Attempt]) -> list[OversizedAttempt]:
+    found = [
+        OversizedAttempt(
+            task=attempt.task,
+            contestant=attempt.contestant,
+            role=attempt.role,
+            detail=attempt.detail or "over a cap",
+        )
+        for attempt in attempts
+        if attempt.status == "oversized"
+    ]
+    return sorted(found, key=lambda item: (item.task, item.role, item.contestant))
+
+
 def _agents(
     scored: Sequence[str],
     status: Status,
     attempts: Sequence[Attempt],
     flagged: list[FlaggedAttempt],
+    oversized: list[OversizedAttempt],
     contestants: Sequence[str],
 ) -> AgentsSection:
     rows = []
     for name in contestants:
         found = [status(task, name) for task in scored]
         own = [a for a in attempts if a.role == "contestant" and a.contestant == name]
+        too_large = {a.task for a in own if a.status == "oversized"}
         timed = [a.seconds for a in own if a.scorable]
         resolved = found.count("resolved")
         rows.append(
@@ -210,6 +228,9 @@ def _agents(
                 fixed_but_broke=found.count("fixed-but-broke"),
                 wrong_fix=found.count("wrong-fix"),
                 no_fix=found.count("no-fix"),
+                oversized=sum(
+                    task in too_large and status(task, name) == "no-fix" for task in scored
+                ),
                 quota=found.count("quota"),
                 missing=found.count("missing"),
                 resolved_rate=_rate(resolved, sum(s in SCORED for s in found)),
@@ -222,7 +243,7 @@ def _agents(
                 ),
             )
         )
-    return AgentsSection(scored_tasks=len(scored), rows=rows, flagged=flagged)
+    return AgentsSection(scored_tasks=len(scored), rows=rows, flagged=flagged, oversized=oversized)
 
 
 def _picked(

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from bugbout_tui.core.text import markdown_code, markdown_text
 from bugbout_tui.report.model import (
     EXCLUSION_LABELS,
+    PATHS_LISTED,
     STATUS_LABELS,
     PatchRow,
     PolicyPick,
@@ -35,7 +36,8 @@ DEFINITIONS = """\
 - **fixed but broke**: every fail-to-pass test passes, but a pass-to-pass test that
   passed before now fails.
 - **wrong fix**: the patch changed the source, but a fail-to-pass test still fails.
-- **no fix**: no change to the source, or the agent crashed or ran out of time.
+- **no fix**: no change to the source, the agent crashed or ran out of time, or its
+  patch was too large to keep (oversized).
 - **quota**: the agent hit its usage limit; the attempt is not scored and not held
   against it.
 - **fail-to-pass / pass-to-pass**: the maintainers' tests that failed before their fix
@@ -124,7 +126,7 @@ def _agents(report: Report) -> str:
             str(row.resolved),
             str(row.fixed_but_broke),
             str(row.wrong_fix),
-            str(row.no_fix),
+            str(row.no_fix) + (f" ({row.oversized} oversized)" if row.oversized else ""),
             str(row.quota),
             *([str(row.missing)] if missing else []),
             f"{row.resolved_rate.percent()}, {row.resolved_rate.counted()}",
@@ -151,14 +153,33 @@ def _agents(report: Report) -> str:
         parts.append(
             "\n".join(
                 f"- {markdown_text(item.task)}, {markdown_text(item.contestant)}"
-                f"{' (examiner)' if item.role == 'examiner' else ''}: "
-                + ", ".join(markdown_code(path) for path in item.files)
+                f"{' (examiner)' if item.role == 'examiner' else ''}: " + _paths(item.files)
                 for item in section.flagged
             )
         )
     else:
         parts.append("No attempt changed files outside the source and the tests.")
+    if section.oversized:
+        parts.append(
+            "These attempts left a patch too large to keep, so it was not stored; each "
+            "counts as no fix:"
+        )
+        parts.append(
+            "\n".join(
+                f"- {markdown_text(item.task)}, {markdown_text(item.contestant)}"
+                f"{' (examiner)' if item.role == 'examiner' else ''}: "
+                + markdown_text(item.detail or "")
+                for item in section.oversized
+            )
+        )
     return "\n\n".join(parts)
+
+
+def _paths(paths: Sequence[str]) -> str:
+    """The first `PATHS_LISTED` paths in code spans, and a count of the rest."""
+    shown = ", ".join(markdown_code(path) for path in paths[:PATHS_LISTED])
+    rest = len(paths) - PATHS_LISTED
+    return shown + (f" and {rest:,} more" if rest > 0 else "")
 
 
 def _picking(report: Report) -> str:

@@ -33,6 +33,9 @@ STATUS_LABELS: dict[str, str] = {
 }
 """Each patch status as a reader says it."""
 
+PATHS_LISTED = 10
+"""Paths a renderer names for one flagged attempt; the rest it counts."""
+
 EXCLUSION_LABELS: dict[Reason, str] = {
     Reason.NOT_A_FIX: "title does not read like a fix",
     Reason.NOT_A_BUG: "the issue its title closes is no bug",
@@ -141,6 +144,21 @@ class FlaggedAttempt(_Part):
     """The changed paths outside the source and the tests."""
 
 
+class OversizedAttempt(_Part):
+    """An attempt whose patch passed a cap on its files or bytes, so it was not kept.
+
+    The agent finished, but what it changed is not stored and cannot be applied: the
+    attempt is scored as no fix, takes no part in cross-examination and is not retried.
+    """
+
+    task: str
+    contestant: str
+    """The name the attempt ran under, trial suffix included."""
+    role: Role
+    detail: str
+    """Which cap the patch passed, and by how much."""
+
+
 class AgentRow(_Part):
     """One contestant (its first trial) against the hidden tests, over the scored tasks."""
 
@@ -149,6 +167,8 @@ class AgentRow(_Part):
     fixed_but_broke: int = 0
     wrong_fix: int = 0
     no_fix: int = 0
+    oversized: int = 0
+    """Of its no-fix patches, those too large to keep (attempts recorded as `oversized`)."""
     quota: int = 0
     missing: int = 0
     """Scored tasks with no score recorded for this contestant (not run, or not scored yet)."""
@@ -172,6 +192,8 @@ class AgentsSection(_Part):
     """One per configured contestant, in config order."""
     flagged: list[FlaggedAttempt] = Field(default_factory=list)
     """Every attempt that changed files outside the source and the tests."""
+    oversized: list[OversizedAttempt] = Field(default_factory=list)
+    """Every attempt whose patch was too large to keep, trials and unscored tasks included."""
 
 
 class Comparison(_Part):

@@ -15,6 +15,7 @@ from rich.text import Text
 from bugbout_tui.core.text import inert_fields
 from bugbout_tui.report.model import (
     EXCLUSION_LABELS,
+    PATHS_LISTED,
     STATUS_LABELS,
     AgentsSection,
     CostSection,
@@ -124,11 +125,21 @@ def _agents(section: AgentsSection) -> list[RenderableType]:
     if missing:
         parts.append(Text(f"{missing} patches have no score yet.", style="dim"))
     for item in section.flagged:
+        rest = len(item.files) - PATHS_LISTED
         parts.append(
             Text.assemble(
                 ("⚑ ", "yellow"),
                 f"{item.task} {item.contestant} changed files outside source and tests: ",
-                (", ".join(item.files), "yellow"),
+                (", ".join(item.files[:PATHS_LISTED]), "yellow"),
+                f" and {rest:,} more" if rest > 0 else "",
+            )
+        )
+    for oversized in section.oversized:
+        parts.append(
+            Text.assemble(
+                ("▣ ", "red"),
+                f"{oversized.task} {oversized.contestant} left a patch too large to keep, "
+                f"so no fix: {oversized.detail}",
             )
         )
     return parts

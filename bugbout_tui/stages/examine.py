@@ -60,9 +60,9 @@ def is_test_module(path: str) -> bool:
 def takes_part(attempt: Attempt) -> bool:
     """Whether an attempt's patch and tests enter the matrix.
 
-    Only an attempt that ran to its end counts: a timed-out agent's half-written change
-    is scored as no fix, so it must not be judged as a patch either, and its tests were
-    never finished.
+    Only an attempt that ran to its end and left a patch counts: a timed-out agent's
+    half-written change is scored as no fix, so it must not be judged as a patch either,
+    and its tests were never finished; an `oversized` attempt's patch was never kept.
     """
     return attempt.status == "finished"
 

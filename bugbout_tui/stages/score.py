@@ -31,8 +31,8 @@ def is_scored(attempt: Attempt) -> bool:
 def score_without_run(attempt: Attempt) -> Resolution | None:
     """The score read off the attempt record, or None when its patch must be run.
 
-    A spent quota is not scored. An agent that crashed or ran out of time, or changed
-    no source file, has no fix, whatever it left on disk.
+    A spent quota is not scored. An agent that crashed or ran out of time, left a patch
+    too large to keep, or changed no source file, has no fix, whatever it left on disk.
     """
 
     def without_fix(detail: str) -> Resolution:
@@ -51,6 +51,8 @@ def score_without_run(attempt: Attempt) -> Resolution | None:
         return without_fix(f"the agent ran out of time ({attempt.detail or 'timeout'})")
     if attempt.status == "crashed":
         return without_fix(f"the agent crashed ({attempt.detail or 'no detail'})")
+    if attempt.status == "oversized":
+        return without_fix(f"the patch was too large to keep: {attempt.detail or 'over a cap'}")
     if not attempt.patch.has_source_change:
         return without_fix("no change to the source code")
     return None

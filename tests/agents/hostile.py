@@ -23,6 +23,12 @@ Modes:
     look PROMPT_FILE        read each path of $LOOK (a JSON list: files are read,
                             directories listed), run the prompt's test command, and
                             edit the source
+    same-size FILE OLD NEW  write NEW over OLD in FILE in place (same length), then put
+                            the file's old access and modification times back
+    special DIR TRACKED     leave a FIFO, a socket and (root only) two devices in DIR,
+                            and turn the file TRACKED into a FIFO
+    swarm COUNT DIR         write COUNT small files in DIR
+    hoard MEGABYTES DIR     write that many megabytes in DIR, in files of 1 MB
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import json
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -88,6 +95,47 @@ def git(*args: str, cwd: Path) -> dict[str, Any]:
 def edit_source(workdir: Path) -> None:
     target = workdir / "src" / "calc" / "ops.py"
     target.write_text(target.read_text() + "\n# touched\n")
+
+
+def same_size(target: Path, old: bytes, new: bytes) -> dict[str, Any]:
+    """An edit no size or modification time gives away: only the change time can."""
+    assert len(old) == len(new)
+    before = os.lstat(target)
+    offset = target.read_bytes().index(old)
+    with target.open("r+b") as handle:
+        handle.seek(offset)
+        handle.write(new)
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.lstat(target)
+    fields = ("st_ctime_ns", "st_mtime_ns", "st_size", "st_ino")
+    return {
+        "before": [getattr(before, f) for f in fields],
+        "after": [getattr(after, f) for f in fields],
+    }
+
+
+def special(folder: Path, tracked: Path) -> dict[str, str]:
+    """Files git's walk passes over in silence, and a reader of which would block."""
+    made = {"pipe": attempt(lambda: os.mkfifo(folder / "pipe"))}
+
+    def bind() -> None:
+        here = os.getcwd()
+        os.chdir(folder)  # a relative address: a socket's path has a short length limit
+        try:
+            with socket.socket(socket.AF_UNIX) as server:
+                server.bind("socket")
+        finally:
+            os.chdir(here)
+
+    made["socket"] = attempt(bind)
+    devices = {"char-device": stat.S_IFCHR, "block-device": stat.S_IFBLK}
+    for name, kind in devices.items():
+        made[name] = attempt(
+            lambda n=name, k=kind: os.mknod(folder / n, 0o600 | k, os.makedev(1, 3))
+        )
+    tracked.unlink()
+    made["tracked"] = attempt(lambda: os.mkfifo(tracked))
+    return made
 
 
 def main() -> None:
@@ -161,6 +209,20 @@ def main() -> None:
         )
         report["tests"] = {"returncode": tests.returncode, "tail": tests.stdout[-500:]}
         edit_source(workdir)
+    elif mode == "same-size":
+        report.update(same_size(workdir / rest[0], rest[1].encode(), rest[2].encode()))
+    elif mode == "special":
+        report.update(special(workdir / rest[0], workdir / rest[1]))
+    elif mode == "swarm":
+        folder = workdir / rest[1]
+        folder.mkdir(parents=True, exist_ok=True)
+        for index in range(int(rest[0])):
+            (folder / f"file_{index:06d}.txt").write_text(f"line {index}\n")
+    elif mode == "hoard":
+        folder = workdir / rest[1]
+        folder.mkdir(parents=True, exist_ok=True)
+        for index in range(int(rest[0])):
+            (folder / f"blob_{index}.bin").write_bytes(os.urandom(1024 * 1024))
     else:
         raise SystemExit(f"unknown mode {mode!r}")
     print("REPORT " + json.dumps(report), flush=True)

@@ -1,22 +1,28 @@
 """The app's parts that need no screen: the journal reader, the output book, the matrix
-summary, the config fields, task statuses."""
+summary, the config fields, task statuses, an attempt's patch view."""
 
 from __future__ import annotations
 
+import io
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from tuiproject import EVENTS, _matrix_calc_1
 
 from bugbout_tui.core.config import TasksConfig
 from bugbout_tui.core.events import AttemptOutput, BoutStarted, StageStarted
-from bugbout_tui.core.models import IssueRef, Oracle, OracleSet, Task
+from bugbout_tui.core.models import Attempt, IssueRef, Oracle, OracleSet, Task
+from bugbout_tui.core.patch import Patch
 from bugbout_tui.engine.state import BoutState
 from bugbout_tui.tui.config_form import parse_field, show_value
 from bugbout_tui.tui.feed import OutputBook
 from bugbout_tui.tui.matrix_view import Filters, cell_tests, matrix_grid
+from bugbout_tui.tui.screens.attempt import patch_view
 from bugbout_tui.tui.screens.tasks import task_status
 from bugbout_tui.tui.watch import JournalReader
+from bugbout_tui.tui.widgets.badges import phase_badge
 from bugbout_tui.tui.widgets.tail import OutputTail
 
 
@@ -167,3 +173,27 @@ def test_a_task_status_says_why_it_will_not_race() -> None:
     assert task_status(_task(None), plain, scored).label == "not raced: no issue text (offline)"
     assert task_status(_task(), review, scored).label.startswith("awaiting review")
     assert task_status(_task(), accepted, scored).label == "accepted by you"
+
+
+def test_an_oversized_attempt_shows_its_cap_and_what_it_held() -> None:
+    cap = "50 changed files, 10 over the cap of 40"
+    summary = "not kept: 50 changed files (50 new, 0 modified, 0 deleted), 390 B in all"
+    now = datetime.now(UTC)
+    record = Attempt(
+        task="calc-1",
+        contestant="swarm",
+        status="oversized",
+        detail=cap,
+        started_at=now,
+        ended_at=now,
+        seconds=1.0,
+        patch=Patch(notes=[summary], oversized=cap),
+        logdir="/nowhere",
+    )
+    console = Console(file=io.StringIO(), width=200, record=True)
+    console.print(patch_view(record))
+    shown = console.export_text()
+    assert f"Too large to keep: {cap}." in shown
+    assert f"note: {summary}" in shown
+    assert "changed no file" not in shown
+    assert phase_badge("oversized").plain == "▣ oversized"

@@ -91,8 +91,12 @@ def patch_view(attempt: Attempt) -> RenderableType:
     """The patch's three parts, each as a highlighted diff under a heading saying how it
     is treated (only `source` is ever applied)."""
     patch = attempt.patch
+    notes = [Text(f"note: {inert_line(note)}", style="yellow") for note in patch.notes]
+    if patch.oversized is not None:
+        too_large = f"Too large to keep: {inert_line(patch.oversized)}."
+        return Group(Text(too_large, style="red"), *notes)
     if patch.is_empty:
-        return Text("The attempt changed no file.", style="dim")
+        return Group(Text("The attempt changed no file.", style="dim"), *notes)
     parts: list[RenderableType] = []
     files = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
     for column in ("file", "part", "change", "+", "-"):
@@ -116,9 +120,7 @@ def patch_view(attempt: Attempt) -> RenderableType:
         if diff:
             parts.append(Text(f"\n{heading}", style="bold"))
             parts.append(Syntax(inert(diff), "diff", theme="ansi_dark", word_wrap=False))
-    for note in patch.notes:
-        parts.append(Text(f"note: {inert_line(note)}", style="yellow"))
-    return Group(*parts)
+    return Group(*parts, *notes)
 
 
 def summary_view(attempt: Attempt | None, phase: str, seconds: float | None) -> RenderableType:

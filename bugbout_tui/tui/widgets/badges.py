@@ -10,6 +10,7 @@ PHASES: dict[str, tuple[str, str, str]] = {
     "interrupted": ("■", "stopped with the run", "yellow"),
     "finished": ("✓", "finished", "green"),
     "no-change": ("∅", "no change", "yellow"),
+    "oversized": ("▣", "oversized", "red"),
     "timeout": ("◷", "timeout", "red"),
     "crashed": ("✗", "crashed", "red"),
     "quota": ("‖", "quota", "magenta"),
