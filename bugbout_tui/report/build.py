@@ -68,6 +68,7 @@ from bugbout_tui.report.model import (
     TrialsSection,
     format_p,
 )
+from bugbout_tui.stages.examine import UNKNOWN_VENDOR
 from bugbout_tui.stages.judge import POLICIES, Verdict, author_identity
 
 __all__ = ["NO_VERDICT", "build_report"]
@@ -83,8 +84,6 @@ NO_ISSUE_TEXT = "no issue text"
 NOT_STARTED = "no contestant could be started"
 QUOTA_ONLY = "every contestant's attempt hit a usage limit"
 NOT_RUN = "no contestant has run on it yet"
-UNKNOWN_VENDOR = "unknown"
-"""The vendor the cross-examination records for an agent whose vendor is not known."""
 
 RIGHT: frozenset[PatchStatus] = frozenset({"resolved"})
 WRONG: frozenset[PatchStatus] = frozenset({"fixed-but-broke", "wrong-fix"})

@@ -216,8 +216,8 @@ class FittedTable:
         natural: list[int],
         floors: list[int],
     ) -> dict[int, int]:
-        """Widths for the kept columns: natural, less what the wrapping ones give up,
-        the widest first, down to their floors."""
+        """Widths for the kept columns: natural, less what each column can give up (its
+        values wrapping, or only its header), the widest first, down to the floors."""
         widths = {i: natural[i] for i in keep}
         excess = self._width_at(console, options, keep, natural) - options.max_width
         while excess > 0:
