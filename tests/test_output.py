@@ -68,8 +68,9 @@ def missing_text(project: GitRepo, home: Path) -> dict[str, str]:
 
 
 def squeezed(text: str) -> str:
-    """The text without any whitespace: what is left of it however it was wrapped."""
-    return "".join(text.split())
+    """The text without whitespace or box lines: what is left of it however it was
+    wrapped, in a table or a panel."""
+    return "".join(char for char in "".join(text.split()) if not "\u2500" <= char <= "\u257f")
 
 
 # --- bugbout tasks ---------------------------------------------------------------------------
@@ -100,6 +101,15 @@ def test_tasks_into_a_pipe_are_never_wrapped(project: GitRepo, tmp_path: Path) -
         row = next(line for line in shown.splitlines() if f"calc-{number}" in line)
         assert title in row and f"#{number}" in row, row
     assert widest(shown) > 80  # laid out at its natural width, however wide
+
+
+def test_one_task_at_80_columns_shows_its_whole_title(project: GitRepo, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shown = on_a_terminal(["tasks", "calc-12"], cwd=project.root, home=home)
+    assert widest(shown) <= 80, shown
+    assert squeezed(TITLES[12]) in squeezed(shown), shown
+    piped_out = piped(["tasks", "calc-12"], cwd=project.root, home=home)
+    assert one_line(piped_out, TITLES[12]), piped_out
 
 
 # --- bugbout doctor --------------------------------------------------------------------------

@@ -322,6 +322,7 @@ def task_panel(task: Task, config: Config, oracle: Oracle | None) -> Panel:
     facts.add_column(style="bold")
     facts.add_column()
     named = f" (named as #{task.reference.number})" if task.reference.number != task.issue else ""
+    facts.add_row(Text("title"), Text(inert_line(task.title)))
     facts.add_row(Text("issue"), Text(f"#{task.issue}{named}"))
     if task.statement_source is not None:
         facts.add_row(Text("text from"), Text(inert_line(task.statement_source.describe())))
@@ -352,4 +353,5 @@ def task_panel(task: Task, config: Config, oracle: Oracle | None) -> Panel:
     body = Group(
         facts, Text(""), Text("What the agents are told", style="bold underline"), statement
     )
-    return Panel(body, title=Text(inert_line(f"{task.id}: {task.title}")), title_align="left")
+    # The title goes inside, where it wraps: a panel's own title is cut to one line.
+    return Panel(body, title=Text(inert_line(task.id)), title_align="left")
