@@ -131,6 +131,7 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo
 from projects import write_config, write_issues
+from terminals import on_a_terminal, one_line, piped, widest
 
 from bugbout_tui.core.config import Policy
 from bugbout_tui.core.models import Matrix, ResolutionSet
@@ -139,6 +140,9 @@ from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.reporting import load_report
 from bugbout_tui.report import Report
 from bugbout_tui.stages.judge import VerdictSet
+from bugbout_tui.tui.app import make_app
+from bugbout_tui.tui.screens.report import ReportScreen
+from bugbout_tui.tui.screens.tasks import TasksScreen
 
 pytestmark = pytest.mark.slow  # a whole bout: some thirty subprocesses
 
@@ -690,3 +694,108 @@ def test_switching_the_policy_rejudges_without_running_a_test(
     assert "| idle | contestant | n/a | 0 | 0 |" in text
     assert "| suite | suite | 0.75 | 2 | 2 |" in text
     assert f"Why the `unanimous` policy abstained:\n\n- {T2}: {UNANIMOUS_ABSTAINS}" in text
+
+
+# ---------------------------------------------------------------- one store, one answer
+
+
+async def _tui_report(root: Path, *, exclude: str | None = None) -> Report | None:
+    """The Report screen's report, as a person opens it; first excluding `exclude` on the
+    Tasks screen with the key a person presses, when given."""
+    app = make_app(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        if exclude is not None:
+            await _until(pilot, lambda: isinstance(app.screen, TasksScreen))
+            screen = app.screen
+            assert isinstance(screen, TasksScreen)
+            await _until(pilot, lambda: exclude in [str(key.value) for key in screen.table.rows])
+            screen.table.move_cursor(row=screen.table.get_row_index(exclude))
+            await pilot.press("x")
+            config = root / "bugbout.toml"
+            await _until(pilot, lambda: f'exclude = ["{exclude}"]' in config.read_text())
+        await pilot.press("6")
+        await _until(
+            pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen.report is not None
+        )
+        assert isinstance(app.screen, ReportScreen)
+        return app.screen.report
+
+
+async def _until(pilot: Any, condition: Any) -> None:
+    for _ in range(400):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("the app never got there")
+
+
+def test_the_run_the_report_command_and_the_tui_agree_after_an_exclusion(
+    bout: Finished, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task raced, then excluded in the TUI: the next `bugbout run` writes a report that
+    `bugbout report` in each form and the TUI's Report screen repeat exactly, and in which
+    the excluded task counts nowhere."""
+    root = tmp_path / "tallykit"
+    shutil.copytree(bout.root, root, symlinks=True)
+    monkeypatch.setenv("BUGBOUT_HOME", str(bout.root.parent / "home"))
+    monkeypatch.chdir(root)
+    asyncio.run(_tui_report(root, exclude=T1))
+
+    ran = Bout(Project.load(root)).run()
+    assert ran is not None
+    stored = (root / ".bugbout" / "report.json").read_text()
+    assert Report.model_validate_json(stored) == ran
+    printed = bugbout(root, "report", "--format", "json")
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout == stored
+    markdown = (root / ".bugbout" / "report.md").read_text()
+    assert bugbout(root, "report", "--format", "markdown").stdout == markdown
+    assert asyncio.run(_tui_report(root)) == ran
+
+    # T1 was resolved by `right` and picked right by every policy: it counts no more.
+    assert ran.picking.raced_tasks == ran.agents.raced_tasks == 1
+    assert [(g.reason, g.tasks) for g in ran.funnel.set_aside] == [("excluded by you", [T1])]
+    (side,) = [s for s in ran.picking.policies if s.policy == "majority"]
+    assert (side.right, side.wrong, side.abstained) == (0, 1, 0)
+    assert ran.picking.best_agent_rate is not None
+    assert ran.picking.best_agent_rate.counted() == "1 of 1"
+
+
+# ---------------------------------------------------------------- the report at 80 columns
+
+
+def shares(report: Report) -> set[str]:
+    """Every share with its interval the report shows, as it shows them."""
+    rates = [row.resolved_rate for row in report.agents.rows]
+    picking = report.picking
+    rates += [picking.random_agent, picking.oracle, *(s.rate for s in picking.policies)]
+    rates += [report.gate.precision, report.gate.wrong_stopped, report.gate.right_stopped]
+    return {rate.percent() for rate in rates if rate.share is not None}
+
+
+def test_the_report_at_80_columns_cuts_no_share(bout: Finished, tmp_path: Path) -> None:
+    root = tmp_path / "tallykit"
+    shutil.copytree(bout.root, root, symlinks=True)
+    shown = on_a_terminal(["report"], cwd=root, home=tmp_path / "home")
+    assert widest(shown) <= 80, shown
+    assert "…" not in shown, shown
+    expected = shares(bout.report())
+    assert len(expected) >= 4
+    for share in expected:
+        assert one_line(shown, share), (share, shown)
+    for name in VENDORS:
+        assert one_line(shown, name), (name, shown)
+
+
+def test_the_report_into_a_pipe_is_never_wrapped(bout: Finished, tmp_path: Path) -> None:
+    root = tmp_path / "tallykit"
+    shutil.copytree(bout.root, root, symlinks=True)
+    shown = piped(["report"], cwd=root, home=tmp_path / "home")
+    assert "…" not in shown
+    for share in shares(bout.report()):
+        assert one_line(shown, share), (share, shown)
+    summary = bout.report().picking.summary
+    assert one_line(shown, summary), shown
+    (row,) = [line for line in shown.splitlines() if line.startswith(T1)]
+    assert all(f"{name} " in row for name in VENDORS), row  # every patch on the task's line
+    assert widest(shown) > 80

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from bugbout_tui.core.config import TasksConfig
 from bugbout_tui.core.models import (
     Attempt,
     Author,
@@ -489,10 +490,194 @@ def test_a_task_without_an_oracle_is_not_scored() -> None:
     oracles = OracleSet(oracles={"t1": Oracle(fail_to_pass=["test_bug"], scored=True)})
     report = build_report(**records(oracles=oracles))
     assert report.funnel.scored == 1
-    assert report.picking.scored_tasks == 1
+    assert report.picking.raced_tasks == 1
     assert [(item.reason, item.tasks) for item in report.funnel.not_scored] == [
         ("no ground truth is recorded for this task", ["t2", "t3", "t4"])
     ]
+
+
+# --- which tasks count ------------------------------------------------------------------
+
+
+def unraced(task_id: str, *attempts_there: Attempt, statement: str | None = None) -> dict[str, Any]:
+    """The records with one more scored task, `task_id`, and only `attempts_there` on it."""
+    base = records()
+    extra = task(5).model_copy(update={"id": task_id, "statement": statement})
+    base["taskset"] = base["taskset"].model_copy(update={"tasks": [*base["taskset"].tasks, extra]})
+    base["oracles"] = OracleSet(
+        oracles={**base["oracles"].oracles, task_id: Oracle(fail_to_pass=["t"], scored=True)}
+    )
+    base["attempts"] = [*base["attempts"], *attempts_there]
+    return base
+
+
+def counted_over(report: Report) -> set[int]:
+    """Every denominator of the figures that count over tasks."""
+    picking = report.picking
+    assert picking.best_agent_rate is not None
+    counts = {
+        picking.best_agent_rate.n,
+        picking.random_agent.n,
+        picking.oracle.n,
+        *(side.rate.n for side in picking.policies),
+    }
+    return counts | {report.agents.raced_tasks, picking.raced_tasks}
+
+
+def test_a_task_no_contestant_was_given_counts_nowhere(report: Report) -> None:
+    """Three tasks were raced; t5 had no issue text, so every attempt on it was skipped:
+    it counts in no figure and appears in the funnel with its reason."""
+    skipped = [
+        attempt("t5", name, 0, status="skipped", changed=Patch())
+        for name in ("alpha", "beta", "gamma")
+    ]
+    found = build_report(**unraced("t5", *skipped))
+    assert counted_over(found) == {3}
+    assert found.picking == report.picking
+    assert found.gate == report.gate
+    assert found.evidence == report.evidence
+    assert [row.missing for row in found.agents.rows] == [0, 0, 0]
+    funnel = found.funnel
+    assert (funnel.kept, funnel.scored, funnel.raced) == (5, 4, 3)
+    assert [(g.reason, g.count, g.tasks) for g in funnel.not_raced] == [
+        ("no issue text", 1, ["t5"])
+    ]
+    (t5,) = [row for row in found.tasks if row.task == "t5"]
+    assert (t5.scored, t5.raced, t5.not_raced) == (True, False, "no issue text")
+    markdown = render_markdown(found)
+    assert "| Not raced: no issue text (t5) | 1 |" in markdown
+    assert "| Raced: the tasks every figure counts | 3 |" in markdown
+    assert "not raced: no issue text" in terminal_text(found, 100)
+
+
+@pytest.mark.parametrize(
+    ("statuses", "reason"),
+    [
+        (("quota", "quota"), "every contestant's attempt hit a usage limit"),
+        (("skipped", "quota"), "every contestant's attempt hit a usage limit"),
+        (("skipped", "skipped"), "no contestant could be started"),
+        ((), "no contestant has run on it yet"),
+    ],
+)
+def test_why_a_scored_task_with_issue_text_was_not_raced(
+    statuses: tuple[str, ...], reason: str
+) -> None:
+    ran = [
+        attempt("t5", name, 1, status=status, changed=Patch()).model_copy(
+            update={"detail": "could not start x: not found"}
+        )
+        for name, status in zip(("alpha", "beta"), statuses, strict=False)
+    ]
+    found = build_report(**unraced("t5", *ran, statement="it breaks"))
+    assert counted_over(found) == {3}
+    assert [(g.reason, g.tasks) for g in found.funnel.not_raced] == [(reason, ["t5"])]
+
+
+def test_one_contestant_that_ran_is_enough() -> None:
+    ran = [
+        attempt("t5", "alpha", 1, status="quota", changed=Patch()),
+        attempt("t5", "beta", 1, status="no-change", changed=Patch()),
+    ]
+    found = build_report(**unraced("t5", *ran, statement="it breaks"))
+    assert counted_over(found) == {4}
+    assert found.funnel.not_raced == []
+    # beta has no score yet there; alpha's quota is not held against it.
+    rows = {row.name: row for row in found.agents.rows}
+    assert (rows["beta"].missing, rows["alpha"].quota) == (1, 1)
+
+
+def test_tasks_excluded_by_you_count_nowhere(report: Report) -> None:
+    """t1 was raced, then excluded in bugbout.toml: its records stay, and count nowhere."""
+    found = build_report(**records(decisions=TasksConfig(exclude=["t1"])))
+    assert counted_over(found) == {2}
+    funnel = found.funnel
+    assert [(g.reason, g.count, g.tasks) for g in funnel.set_aside] == [
+        ("excluded by you", 1, ["t1"])
+    ]
+    assert (funnel.kept, funnel.scored, funnel.raced) == (4, 2, 2)
+    # alpha resolved t2, wrong-fixed t3; t1 (resolved) is no longer counted
+    rows = {row.name: row for row in found.agents.rows}
+    assert rate(rows["alpha"].resolved_rate) == (1, 2)
+    (t1,) = [row for row in found.tasks if row.task == "t1"]
+    assert (t1.scored, t1.raced, t1.not_raced) == (True, False, "excluded by you")
+    assert all(pick.right is None for pick in t1.picks)
+    assert "| Set aside: excluded by you (t1) | 1 |" in render_markdown(found)
+    assert found.gate.patches == report.gate.patches - 3
+
+
+def test_tasks_awaiting_review_count_nowhere() -> None:
+    decisions = TasksConfig.model_validate({"require-review": True, "include": ["t2", "t3"]})
+    found = build_report(**records(decisions=decisions))
+    assert counted_over(found) == {2}
+    assert [(g.reason, g.tasks) for g in found.funnel.set_aside] == [
+        ("awaiting your review", ["t1", "t4"])
+    ]
+
+
+# --- cross-vendor without vendors -------------------------------------------------------
+
+
+def with_vendors(vendors: dict[str, str | None]) -> dict[str, Any]:
+    """The records with every matrix's vendors replaced, and judged again."""
+    matrices = {}
+    for name, matrix in MATRICES.items():
+        again = matrix.model_copy(deep=True)
+        for author in again.authors:
+            if author.name in vendors:
+                author.vendor = vendors[author.name]
+        for facts in again.patches:
+            facts.vendor = vendors.get(facts.contestant) or "unknown"
+        matrices[name] = again
+    verdicts = {name: judge_all(matrix) for name, matrix in matrices.items()}
+    return records(matrices=matrices, verdicts=verdicts)
+
+
+def test_cross_vendor_with_vendors_unknown_says_so_instead_of_comparing() -> None:
+    found = build_report(**with_vendors({"alpha": "unknown", "beta": "unknown", "gamma": "vc"}))
+    (side,) = [s for s in found.picking.policies if s.policy == "cross-vendor"]
+    assert side.cannot_apply == "vendors unknown for alpha, beta; set `vendor` in bugbout.toml"
+    assert side.versus_best is None
+    assert all(s.cannot_apply is None for s in found.picking.policies if s is not side)
+    assert found.gate.cannot_apply is None  # the configured policy is majority
+    markdown = render_markdown(found)
+    assert "| cross-vendor | 1 | 0 | 2 | cannot apply | – | – | – |" in markdown
+    assert (
+        "`cross-vendor` cannot apply to this bout: vendors unknown for alpha, beta; set "
+        "\\`vendor\\` in bugbout.toml." in markdown
+    )
+    text = terminal_text(found, 100)
+    assert "cross-vendor cannot apply: vendors unknown for alpha, beta" in text
+
+
+def test_cross_vendor_configured_without_vendors_shows_no_figures() -> None:
+    unknown = {name: "unknown" for name in ("alpha", "beta", "gamma", "exam")}
+    found = build_report(**{**with_vendors(unknown), "policy": "cross-vendor"})
+    why = "vendors unknown for alpha, beta, exam, gamma; set `vendor` in bugbout.toml"
+    assert found.gate.cannot_apply == why
+    assert found.picking.summary == (
+        f"The cross-vendor policy cannot apply to this bout: {why}. Its abstentions "
+        "measure nothing, so its picks are not compared with the agents'."
+    )
+    text = terminal_text(found, 100)
+    assert "p = " not in text
+    assert "Approvals that were right" not in text
+    markdown = render_markdown(found)
+    assert "Approvals that were right" not in markdown
+
+
+def test_cross_vendor_with_one_vendor_cannot_apply_either() -> None:
+    same = {name: "acme" for name in ("alpha", "beta", "gamma", "exam")}
+    found = build_report(**with_vendors(same))
+    (side,) = [s for s in found.picking.policies if s.policy == "cross-vendor"]
+    assert side.cannot_apply == "every agent is of one vendor (acme), and it needs two"
+
+
+def test_cross_vendor_applies_with_known_vendors(report: Report) -> None:
+    (side,) = [s for s in report.picking.policies if s.policy == "cross-vendor"]
+    assert side.cannot_apply is None and side.versus_best is not None
+    # an examiner given no vendor at all is independent of every vendor, as the judge has it
+    found = build_report(**with_vendors({**VENDORS, "exam": None}))
+    assert all(s.cannot_apply is None for s in found.picking.policies)
 
 
 def test_cost_totals_cover_every_attempt(report: Report) -> None:
@@ -592,7 +777,9 @@ def test_repeated_trials() -> None:
 def test_no_scored_task_reads_as_such() -> None:
     oracles = OracleSet(oracles={})
     report = build_report(**records(oracles=oracles))
-    assert report.picking.summary == "No task is scored yet, so there is nothing to compare."
+    assert report.picking.summary == (
+        "No task has been scored and raced yet, so there is nothing to compare."
+    )
     assert report.picking.policies[0].rate.percent() == "n/a"
     assert report.gate.patches == 0
     assert all(row.auc is None for row in report.evidence.rows)
@@ -681,6 +868,12 @@ def test_a_flagged_attempt_names_its_first_paths_and_counts_the_rest() -> None:
     plain = Console(file=io.StringIO(), width=100, record=True)
     plain.print(render_terminal(report))
     assert "data/f0010.txt" not in plain.export_text()
+
+
+def terminal_text(report: Report, width: int) -> str:
+    plain = Console(file=io.StringIO(), width=width, record=True)
+    plain.print(render_terminal(report))
+    return plain.export_text()
 
 
 def test_terminal_fits_100_columns(report: Report) -> None:

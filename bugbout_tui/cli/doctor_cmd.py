@@ -7,13 +7,13 @@ import asyncio
 import json
 from typing import Any
 
-from rich.table import Table
 from rich.text import Text
 
 from bugbout_tui.cli.output import stderr, stdout
 from bugbout_tui.core.text import inert
 from bugbout_tui.engine.doctor import Check, DoctorReport, diagnose
 from bugbout_tui.engine.project import Project
+from bugbout_tui.report.fitting import Column, FittedTable, PathText
 
 SYMBOLS = {
     "ok": Text("✓", style="bold green"),
@@ -51,24 +51,27 @@ def report_json(report: DoctorReport) -> dict[str, Any]:
     return {"ok": report.ok, "checks": [check.model_dump() for check in report.checks]}
 
 
-def report_table(report: DoctorReport) -> Table:
-    table = Table(title="bugbout doctor", title_justify="left")
-    table.add_column("", no_wrap=True)
-    table.add_column("check", style="bold", no_wrap=True)
-    table.add_column("detail", ratio=3, overflow="fold")
-    table.add_column("fix", style="dim", ratio=2, overflow="fold")
+def report_table(report: DoctorReport) -> FittedTable:
+    """The checks; details and fixes quote paths, which wrap between their parts."""
+    table = FittedTable(
+        Column(""),
+        Column("check", style="bold"),
+        Column("detail", wrap=True, floor=24),
+        Column("fix", wrap=True, floor=16, style="dim"),
+        title="bugbout doctor",
+    )
     for check in report.checks:
         table.add_row(*_row(check))
     return table
 
 
-def _row(check: Check) -> tuple[Text, Text, Text, Text]:
+def _row(check: Check) -> tuple[Text, Text, PathText, PathText]:
     # Details quote other programs' output: never read as markup, never sent as controls.
     return (
         SYMBOLS[check.status],
         Text(inert(check.name)),
-        Text(inert(check.detail)),
-        Text(inert(check.fix or "")),
+        PathText(inert(check.detail)),
+        PathText(inert(check.fix or "")),
     )
 
 

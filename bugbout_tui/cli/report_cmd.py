@@ -30,7 +30,7 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     project = Project.load(args.project)
-    report = load_report(project)
+    report = load_report(project, keep_verdicts=True)
     write_report(project, report)
     if args.format == "markdown":
         print(render_markdown(report), end="")

@@ -27,6 +27,7 @@ from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import test_command
 from bugbout_tui.infra.env import ensure_environment
 from bugbout_tui.infra.git import open_repository
+from bugbout_tui.report.fitting import Column, FittedTable, PathText
 from bugbout_tui.stages.prompts import Role, render_prompt
 
 REASON_TEXT = {
@@ -219,22 +220,23 @@ def oracle_text(oracle: Oracle | None) -> Text:
     return Text(shown, style="green")
 
 
-def tasks_table(taskset: TaskSet, config: Config, oracles: OracleSet) -> Table:
-    table = Table(
+def tasks_table(taskset: TaskSet, config: Config, oracles: OracleSet) -> FittedTable:
+    """One row per task. Narrower than it wants, it wraps the title, the issue text and
+    the ground truth, then leaves out the issue number (the id carries it), the tests
+    added, the files and the fix commit, in that order."""
+    table = FittedTable(
+        Column("id", style="bold"),
+        Column("issue", "right", drop=4),
+        Column("title", wrap=True, floor=16),
+        Column("fix", style="cyan", drop=1),
+        Column("files", drop=2),
+        Column("tests added", "right", drop=3),
+        Column("issue text", wrap=True, floor=12),
+        Column("ground truth", wrap=True, floor=12),
+        Column("status"),
         title=Text(f"{len(taskset.tasks)} tasks from {taskset.examined} changes examined"),
-        caption=Text(inert_line(f"issue text from {taskset.issue_source}")),
-        title_justify="left",
-        caption_justify="left",
+        caption=_caption(taskset),
     )
-    table.add_column(Text("id"), style="bold", no_wrap=True)
-    table.add_column(Text("issue"), justify="right")
-    table.add_column(Text("title"), ratio=3)
-    table.add_column(Text("fix"), no_wrap=True, style="cyan")
-    table.add_column(Text("files"), no_wrap=True)
-    table.add_column(Text("tests added"), justify="right")
-    table.add_column(Text("issue text"), ratio=2)
-    table.add_column(Text("ground truth"), ratio=2)
-    table.add_column(Text("status"), no_wrap=True)
     for task in taskset.tasks:
         table.add_row(
             Text(inert_line(task.id)),
@@ -251,37 +253,57 @@ def tasks_table(taskset: TaskSet, config: Config, oracles: OracleSet) -> Table:
 
 
 def statement_text(task: Task) -> Text:
-    """The issue-text cell: where the text came from, or why there is none."""
+    """The issue-text cell: where the text came from, or that there is none (the reasons
+    are listed once under the table: one reason usually holds for many tasks)."""
     if task.statement_source is not None:
         cut = " (cut)" if task.statement_source.cut else ""
         return Text(f"{task.statement_source.describe()}{cut}", style="green")
     if task.statement:
         return Text("ok", style="green")
-    return Text(inert_line(f"missing: {task.statement_missing}"), style="yellow")
+    return Text("missing", style="yellow")
 
 
-def funnel_table(taskset: TaskSet) -> Table:
-    table = Table(title=Text("left out"), title_justify="left")
-    table.add_column(Text("reason"), style="bold")
-    table.add_column(Text("changes"), justify="right")
-    table.add_column(Text("meaning"), style="dim")
+def _caption(taskset: TaskSet) -> Group:
+    """Where the issue text came from, and why each task without it has none."""
+    missing: dict[str, list[str]] = {}
+    for task in taskset.tasks:
+        if not task.statement:
+            missing.setdefault(task.statement_missing or "unknown", []).append(task.id)
+    lines = [PathText(Text(inert_line(f"issue text from {taskset.issue_source}"), "dim"))]
+    for why, ids in missing.items():
+        which = ", ".join(ids) if len(ids) <= 3 else f"{len(ids)} tasks"
+        line = f"issue text missing ({which}), so never raced: {why}"
+        lines.append(PathText(Text(inert_line(line), "yellow")))
+    return Group(*lines)
+
+
+def funnel_table(taskset: TaskSet) -> FittedTable:
+    table = FittedTable(
+        Column("reason", style="bold"),
+        Column("changes", "right"),
+        Column("meaning", wrap=True, style="dim"),
+        title=Text("left out"),
+    )
     for reason, count in taskset.funnel().items():
         if count:
             table.add_row(Text(reason), Text(str(count)), Text(REASON_TEXT[Reason(reason)]))
-    table.add_row(Text("kept as tasks"), Text(str(len(taskset.tasks))), Text(""), style="green")
+    kept = Text("kept as tasks", style="green")
+    table.add_row(kept, Text(str(len(taskset.tasks)), style="green"), Text(""))
     return table
 
 
-def decided_table(taskset: TaskSet) -> Table | None:
+def decided_table(taskset: TaskSet) -> FittedTable | None:
     """The changes whose reason an issue or pull request gave, each with its particulars."""
     rows = [item for item in taskset.excluded if item.detail is not None]
     if not rows:
         return None
-    table = Table(title=Text("left out, and why in particular"), title_justify="left")
-    table.add_column(Text("fix"), no_wrap=True, style="cyan")
-    table.add_column(Text("title"), ratio=2)
-    table.add_column(Text("reason"), style="bold", no_wrap=True)
-    table.add_column(Text("why"), ratio=3)
+    table = FittedTable(
+        Column("fix", style="cyan", drop=1),
+        Column("title", wrap=True, floor=16),
+        Column("reason", style="bold"),
+        Column("why", wrap=True, floor=16),
+        title=Text("left out, and why in particular"),
+    )
     for item in rows:
         why = item.detail or ""
         if item.retry:
@@ -300,6 +322,7 @@ def task_panel(task: Task, config: Config, oracle: Oracle | None) -> Panel:
     facts.add_column(style="bold")
     facts.add_column()
     named = f" (named as #{task.reference.number})" if task.reference.number != task.issue else ""
+    facts.add_row(Text("title"), Text(inert_line(task.title)))
     facts.add_row(Text("issue"), Text(f"#{task.issue}{named}"))
     if task.statement_source is not None:
         facts.add_row(Text("text from"), Text(inert_line(task.statement_source.describe())))
@@ -330,4 +353,5 @@ def task_panel(task: Task, config: Config, oracle: Oracle | None) -> Panel:
     body = Group(
         facts, Text(""), Text("What the agents are told", style="bold underline"), statement
     )
-    return Panel(body, title=Text(inert_line(f"{task.id}: {task.title}")), title_align="left")
+    # The title goes inside, where it wraps: a panel's own title is cut to one line.
+    return Panel(body, title=Text(inert_line(task.id)), title_align="left")

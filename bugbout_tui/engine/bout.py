@@ -170,12 +170,17 @@ class Bout:
             )
             self.resolutions = await scoring.run(self.scored_tasks(), self.oracles, self.attempts)
         elif stage == "report":
+            # The same computation as `bugbout report`: from the store, with the person's
+            # decisions, not from what this run holds in memory.
             entrants = self.entrants()
             self.report = load_report(
                 self.project,
-                judge=False,
-                contestants=[e.agent.name for e in entrants if e.role == "contestant"],
-                examiners=[e.agent.name for e in entrants if e.role == "examiner"],
+                contestants=None
+                if self._contestants is None
+                else [e.agent.name for e in entrants if e.role == "contestant"],
+                examiners=None
+                if self._examiners is None
+                else [e.agent.name for e in entrants if e.role == "examiner"],
             )
             write_report(self.project, self.report)
 

@@ -1,7 +1,11 @@
 """The report from whatever the store holds: nothing is run, so it takes a moment.
 
-Verdicts are recomputed from the stored matrices every time, under all four policies:
-the judge is pure and fast, and a policy switched in `bugbout.toml` must show at once.
+`load_report` is the one computation behind every report: the one `bugbout run` writes,
+`bugbout report` in each format, and the TUI's Report screen. Its inputs are the store
+and the configuration alone (the person's task decisions, the policy), never what a
+run happens to hold in memory, so all of them agree. Verdicts are recomputed from the
+stored matrices every time, under all four policies: the judge is pure and fast, and a
+policy switched in `bugbout.toml` must show at once.
 """
 
 from __future__ import annotations
@@ -16,12 +20,17 @@ from bugbout_tui.report import Report, build_report, render_json, render_markdow
 from bugbout_tui.stages.judge import VerdictSet, judge_all
 
 
-def judge_matrices(project: Project, matrices: dict[str, Matrix]) -> VerdictSet:
-    """Every task under every policy, stored as `verdicts.json`."""
-    verdicts = VerdictSet(
+def judged(project: Project, matrices: dict[str, Matrix]) -> VerdictSet:
+    """Every task under every policy, as `verdicts.json` holds them."""
+    return VerdictSet(
         policy=project.config.judge.policy,
         verdicts={task: dict(judge_all(matrix)) for task, matrix in sorted(matrices.items())},
     )
+
+
+def judge_matrices(project: Project, matrices: dict[str, Matrix]) -> VerdictSet:
+    """Every task under every policy, stored as `verdicts.json`."""
+    verdicts = judged(project, matrices)
     project.store.write(project.store.verdicts_path, verdicts)
     return verdicts
 
@@ -29,14 +38,15 @@ def judge_matrices(project: Project, matrices: dict[str, Matrix]) -> VerdictSet:
 def load_report(
     project: Project,
     *,
-    judge: bool = True,
+    keep_verdicts: bool = False,
     contestants: Sequence[str] | None = None,
     examiners: Sequence[str] | None = None,
 ) -> Report:
-    """Build the report from the store; `judge` re-judges and stores the verdicts.
+    """Build the report from the store, judging every stored matrix afresh.
 
-    `contestants` and `examiners` name the entrants when a bout was given adapter objects
-    rather than the config's tables.
+    `keep_verdicts` also stores those verdicts as `verdicts.json`; the report is the same
+    either way, so a read-only viewer leaves it off. `contestants` and `examiners` name
+    the entrants when a bout was given adapter objects rather than the config's tables.
     """
     store = project.store
     taskset = store.read(store.tasks_path, TaskSet)
@@ -46,12 +56,7 @@ def load_report(
             hint="Run `bugbout run` first.",
         )
     matrices = store.matrices()
-    if judge:
-        verdicts = judge_matrices(project, matrices)
-    else:
-        verdicts = store.read(store.verdicts_path, VerdictSet) or VerdictSet(
-            policy=project.config.judge.policy
-        )
+    verdicts = judge_matrices(project, matrices) if keep_verdicts else judged(project, matrices)
     cfg = project.config
     attempts = [a for group in store.attempts().values() for a in group]
     return build_report(
@@ -69,6 +74,7 @@ def load_report(
         examiners=list(examiners)
         if examiners is not None
         else [e.name for e in cfg.examiners] or _names(attempts, "examiner"),
+        decisions=cfg.tasks,
     )
 
 

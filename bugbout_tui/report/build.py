@@ -5,11 +5,17 @@ attempts, matrices, verdicts and resolutions it returns the same report, which i
 lets `bugbout report` recompute the report, or switch policy, offline. The readings taken
 where the design leaves room are stated in `docs/report.md`; the main ones:
 
-- only scored tasks (the ground truth has a fail-to-pass test) enter any figure, except
-  the funnel, the cost totals and the flags on patches that changed `other` files;
+- only raced tasks enter any figure, except the funnel, the cost totals and the flags on
+  patches that changed `other` files. A task is raced when its ground truth can score it,
+  no person set it aside in bugbout.toml, and at least one contestant ran on it (an
+  attempt neither skipped nor stopped by a usage limit): a task no agent was given says
+  nothing about the agents or the judge, so it must not dilute their rates;
 - an agent's resolved rate leaves out its quota attempts (a spent usage limit is not held
-  against it), but the judge's comparisons count over every scored task, where an
+  against it), but the judge's comparisons count over every raced task, where an
   abstention, like a quota, is simply not right;
+- `cross-vendor` cannot apply when an agent's vendor is unknown, or every agent is of one
+  vendor: it would abstain for want of information, not of evidence, so its comparisons
+  are withheld and the reason given instead (decided per report);
 - an author's tests never score the author's own patches, as the judge never lets an
   author vouch for itself.
 """
@@ -20,7 +26,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 
-from bugbout_tui.core.config import Policy
+from bugbout_tui.core.agent_facts import UNKNOWN_VENDOR
+from bugbout_tui.core.config import Policy, TasksConfig
 from bugbout_tui.core.models import (
     Attempt,
     AuthorKind,
@@ -44,6 +51,7 @@ from bugbout_tui.report.model import (
     FlaggedAttempt,
     FunnelSection,
     GateSection,
+    LeftOutCount,
     NotScoredCount,
     OversizedAttempt,
     PassAtK,
@@ -70,6 +78,14 @@ NO_VERDICT = "no verdict is recorded for this task"
 """The abstention shown for a task the judge never saw (no matrix was built for it)."""
 NO_ORACLE = "no ground truth is recorded for this task"
 
+EXCLUDED_BY_YOU = "excluded by you"
+AWAITING_REVIEW = "awaiting your review"
+"""Not accepted while `[tasks] require-review` is on."""
+NO_ISSUE_TEXT = "no issue text"
+NOT_STARTED = "no contestant could be started"
+QUOTA_ONLY = "every contestant's attempt hit a usage limit"
+NOT_RUN = "no contestant has run on it yet"
+
 RIGHT: frozenset[PatchStatus] = frozenset({"resolved"})
 WRONG: frozenset[PatchStatus] = frozenset({"fixed-but-broke", "wrong-fix"})
 SCORED: frozenset[PatchStatus] = frozenset({"resolved", "fixed-but-broke", "wrong-fix", "no-fix"})
@@ -93,45 +109,136 @@ def build_report(
     resolutions: ResolutionSet,
     contestants: Sequence[str],
     examiners: Sequence[str],
+    decisions: TasksConfig | None = None,
 ) -> Report:
     """The report on a bout, computed from its stored records alone.
 
     `contestants` and `examiners` are the configured names in config order: they fix the
     order of rows, and the agents a random pick draws from. Records of a contestant's
-    repeated trials (`codex#2`) are reported as trials of it.
+    repeated trials (`codex#2`) are reported as trials of it. `decisions` is the
+    `[tasks]` table holding a person's accept and exclude decisions: a task set aside
+    there counts nowhere, whatever its records say.
     """
-    scored = [
-        task.id
-        for task in taskset.tasks
-        if task.id in oracles.oracles and oracles.oracles[task.id].scored
-    ]
+    decisions = decisions or TasksConfig()
+    by_task: dict[str, list[Attempt]] = {}
+    for attempt in attempts:
+        by_task.setdefault(attempt.task, []).append(attempt)
     statuses = _statuses(resolutions, attempts)
+    standings = {
+        task.id: _standing(
+            task, decisions, oracles, by_task.get(task.id, []), statuses.get(task.id, {})
+        )
+        for task in taskset.tasks
+    }
+    raced = [task.id for task in taskset.tasks if standings[task.id] == (None, None)]
 
     def status(task: str, contestant: str) -> PatchStatus:
         return statuses.get(task, {}).get(contestant, "missing")
 
-    scored_set = set(scored)
-    scored_attempts = [a for a in attempts if a.task in scored_set]
+    raced_attempts = [a for task in raced for a in by_task.get(task, [])]
     flagged = _flagged(attempts)
     oversized = _oversized(attempts)
-    agents = _agents(scored, status, scored_attempts, flagged, oversized, contestants)
+    agents = _agents(raced, status, raced_attempts, flagged, oversized, contestants)
+    cannot_apply = _cross_vendor_problem(raced, matrices)
     return Report(
         project=project,
         policy=policy,
         contestants=list(contestants),
         examiners=list(examiners),
         agents=agents,
-        picking=_picking(policy, scored, status, statuses, verdicts, agents.rows, contestants),
-        gate=_gate(policy, scored, status, verdicts),
-        evidence=_evidence(scored, status, matrices, contestants, examiners),
-        funnel=_funnel(taskset, oracles),
+        picking=_picking(
+            policy, raced, status, statuses, verdicts, agents.rows, contestants, cannot_apply
+        ),
+        gate=_gate(
+            policy, raced, status, verdicts, cannot_apply if policy == "cross-vendor" else None
+        ),
+        evidence=_evidence(raced, status, matrices, contestants, examiners),
+        funnel=_funnel(taskset, standings),
         cost=_cost(attempts, contestants, examiners),
-        trials=_trials(scored, statuses, contestants),
+        trials=_trials(raced, statuses, contestants),
         tasks=[
-            _task_row(task, policy, oracles, statuses, verdicts, contestants)
+            _task_row(task, policy, standings[task.id], statuses, verdicts, contestants)
             for task in taskset.tasks
         ],
     )
+
+
+Standing = tuple[str | None, str | None]
+"""(why the ground truth cannot score a task, why it does not count otherwise); a task
+counts in the figures exactly when both are None."""
+
+
+def _standing(
+    task: Task,
+    decisions: TasksConfig,
+    oracles: OracleSet,
+    attempts: Sequence[Attempt],
+    statuses: Mapping[str, PatchStatus],
+) -> Standing:
+    """Whether a task counts, and if not why: a person's decision first, as on the Tasks
+    screen, then the ground truth, then whether any contestant ran on it."""
+    decision = decisions.decision(task.id)
+    not_scored = _not_scored(task, oracles)
+    if decision == "excluded":
+        return not_scored, EXCLUDED_BY_YOU
+    if decisions.require_review and decision != "accepted":
+        return not_scored, AWAITING_REVIEW
+    if not_scored is not None:
+        return not_scored, None
+    return None, _not_raced(task, attempts, statuses)
+
+
+def _not_raced(
+    task: Task, attempts: Sequence[Attempt], statuses: Mapping[str, PatchStatus]
+) -> str | None:
+    """Why no contestant ran on a scored task; None when one did.
+
+    A skipped attempt (no issue text, an agent that could not be started) gave the agent
+    nothing; a quota attempt ended on a usage limit before any work was done, and
+    `--retry-failed` runs it again. Either way the task says nothing about the agents.
+    A patch's score other than quota shows a contestant ran, whatever the attempts say.
+    """
+    own = [attempt for attempt in attempts if attempt.role == "contestant"]
+    if any(attempt.scorable for attempt in own) or any(s != "quota" for s in statuses.values()):
+        return None
+    if not task.statement:
+        return NO_ISSUE_TEXT
+    if any(attempt.status == "quota" for attempt in own):
+        return QUOTA_ONLY
+    if own and not all((a.detail or "").startswith("no issue text") for a in own):
+        return NOT_STARTED
+    return NOT_RUN
+
+
+def _cross_vendor_problem(raced: Sequence[str], matrices: Mapping[str, Matrix]) -> str | None:
+    """Why `cross-vendor` cannot apply to this bout, or None when it can.
+
+    The policy counts an author as independent of a patch only when their vendors differ.
+    With an agent's vendor unknown it cannot tell, and with one vendor among all the
+    agents no author is ever independent: either way it abstains for want of vendors,
+    not of evidence, and a comparison with it would measure nothing. An examiner given
+    no vendor at all (None, not `unknown`) is independent of every vendor, as the judge
+    has it, so it does not stop the policy.
+    """
+    vendors: dict[str, str] = {}
+    for task in raced:
+        matrix = matrices.get(task)
+        if matrix is None:
+            continue
+        named = [
+            *((a.name, a.vendor) for a in matrix.authors if a.kind != "suite"),
+            *((p.contestant, p.vendor) for p in matrix.patches),
+        ]
+        for name, vendor in named:
+            if vendor is not None:
+                vendors[author_identity(name)] = vendor.casefold()
+    unknown = sorted(name for name, vendor in vendors.items() if vendor == UNKNOWN_VENDOR)
+    if unknown:
+        return f"vendors unknown for {', '.join(unknown)}; set `vendor` in bugbout.toml"
+    known = sorted(set(vendors.values()))
+    if len(known) == 1:
+        return f"every agent is of one vendor ({known[0]}), and it needs two"
+    return None
 
 
 def _statuses(
@@ -207,7 +314,7 @@ def _oversized(attempts: Iterable[Attempt]) -> list[OversizedAttempt]:
 
 
 def _agents(
-    scored: Sequence[str],
+    raced: Sequence[str],
     status: Status,
     attempts: Sequence[Attempt],
     flagged: list[FlaggedAttempt],
@@ -216,7 +323,7 @@ def _agents(
 ) -> AgentsSection:
     rows = []
     for name in contestants:
-        found = [status(task, name) for task in scored]
+        found = [status(task, name) for task in raced]
         own = [a for a in attempts if a.role == "contestant" and a.contestant == name]
         too_large = {a.task for a in own if a.status == "oversized"}
         timed = [a.seconds for a in own if a.scorable]
@@ -229,7 +336,7 @@ def _agents(
                 wrong_fix=found.count("wrong-fix"),
                 no_fix=found.count("no-fix"),
                 oversized=sum(
-                    task in too_large and status(task, name) == "no-fix" for task in scored
+                    task in too_large and status(task, name) == "no-fix" for task in raced
                 ),
                 quota=found.count("quota"),
                 missing=found.count("missing"),
@@ -243,7 +350,7 @@ def _agents(
                 ),
             )
         )
-    return AgentsSection(scored_tasks=len(scored), rows=rows, flagged=flagged, oversized=oversized)
+    return AgentsSection(raced_tasks=len(raced), rows=rows, flagged=flagged, oversized=oversized)
 
 
 def _picked(
@@ -254,33 +361,36 @@ def _picked(
 
 def _picking(
     policy: Policy,
-    scored: Sequence[str],
+    raced: Sequence[str],
     status: Status,
     statuses: Mapping[str, Mapping[str, PatchStatus]],
     verdicts: Mapping[str, Mapping[Policy, Verdict]],
     rows: Sequence[AgentRow],
     contestants: Sequence[str],
+    cross_vendor: str | None,
 ) -> PickingSection:
-    n = len(scored)
+    """`cross_vendor` is why that policy cannot apply, if it cannot."""
+    n = len(raced)
     best = min(rows, key=lambda row: (-row.resolved, row.name)) if rows else None
     best_right = {
-        task: best is not None and status(task, best.name) == "resolved" for task in scored
+        task: best is not None and status(task, best.name) == "resolved" for task in raced
     }
     sides = []
     for each in POLICIES:
-        picks = [_picked(task, each, verdicts) for task in scored]
+        picks = [_picked(task, each, verdicts) for task in raced]
         right = {
             task: verdict is not None
             and verdict.pick is not None
             and status(task, verdict.pick) == "resolved"
-            for task, verdict in zip(scored, picks, strict=True)
+            for task, verdict in zip(raced, picks, strict=True)
         }
         abstained = sum(verdict is None or verdict.pick is None for verdict in picks)
         count = sum(right.values())
+        cannot_apply = cross_vendor if each == "cross-vendor" else None
         versus = None
-        if best is not None:
-            judge_only = sum(right[task] and not best_right[task] for task in scored)
-            agent_only = sum(best_right[task] and not right[task] for task in scored)
+        if best is not None and cannot_apply is None:
+            judge_only = sum(right[task] and not best_right[task] for task in raced)
+            agent_only = sum(best_right[task] and not right[task] for task in raced)
             versus = Comparison(
                 agent=best.name,
                 judge_only=judge_only,
@@ -295,21 +405,22 @@ def _picking(
                 abstained=abstained,
                 rate=_rate(count, n),
                 versus_best=versus,
+                cannot_apply=cannot_apply,
             )
         )
     chance = Fraction(0)
-    for task in scored:
+    for task in raced:
         if contestants:
             right_here = sum(status(task, name) == "resolved" for name in contestants)
             chance += Fraction(right_here, len(contestants))
     oracle = sum(
-        any(value == "resolved" for value in statuses.get(task, {}).values()) for task in scored
+        any(value == "resolved" for value in statuses.get(task, {}).values()) for task in raced
     )
     best_rate = None if best is None else _rate(best.resolved, n)
     configured = next(side for side in sides if side.policy == policy)
     return PickingSection(
         policy=policy,
-        scored_tasks=n,
+        raced_tasks=n,
         policies=sides,
         best_agent=None if best is None else best.name,
         best_agent_rate=best_rate,
@@ -323,7 +434,12 @@ def _summary(picks: PolicyPicks, best_rate: Rate | None) -> str:
     """The configured policy against the best single agent, so a reader need not do the sums."""
     n = picks.rate.n
     if n == 0:
-        return "No task is scored yet, so there is nothing to compare."
+        return "No task has been scored and raced yet, so there is nothing to compare."
+    if picks.cannot_apply is not None:
+        return (
+            f"The {picks.policy} policy cannot apply to this bout: {picks.cannot_apply}. "
+            "Its abstentions measure nothing, so its picks are not compared with the agents'."
+        )
     rate = picks.rate
     judge = f"Under the {picks.policy} policy the judge resolved {picks.right} of {n}"
     if rate.share is not None and rate.low is not None and rate.high is not None:
@@ -352,12 +468,13 @@ def _summary(picks: PolicyPicks, best_rate: Rate | None) -> str:
 
 def _gate(
     policy: Policy,
-    scored: Sequence[str],
+    raced: Sequence[str],
     status: Status,
     verdicts: Mapping[str, Mapping[Policy, Verdict]],
+    cannot_apply: str | None,
 ) -> GateSection:
     right = wrong = approved_right = approved_wrong = 0
-    for task in scored:
+    for task in raced:
         verdict = _picked(task, policy, verdicts)
         for assessment in [] if verdict is None else verdict.assessments:
             found = status(task, assessment.patch)
@@ -378,6 +495,7 @@ def _gate(
         wrong_stopped=_rate(wrong - approved_wrong, wrong),
         right_stopped=_rate(right - approved_right, right),
         approve_all=_rate(right, right + wrong),
+        cannot_apply=cannot_apply,
     )
 
 
@@ -397,7 +515,7 @@ def _author_tests(matrix: Matrix) -> dict[tuple[str, AuthorKind], list[tuple[str
 
 
 def _evidence(
-    scored: Sequence[str],
+    raced: Sequence[str],
     status: Status,
     matrices: Mapping[str, Matrix],
     contestants: Sequence[str],
@@ -410,7 +528,7 @@ def _evidence(
     cannot support it either.
     """
     classes: dict[tuple[str, AuthorKind], tuple[list[float], list[float]]] = {}
-    for task in scored:
+    for task in raced:
         matrix = matrices.get(task)
         if matrix is None:
             continue
@@ -466,12 +584,20 @@ def _not_scored(task: Task, oracles: OracleSet) -> str | None:
     return oracle.reason or "the ground truth marks it as not scored"
 
 
-def _funnel(taskset: TaskSet, oracles: OracleSet) -> FunnelSection:
-    groups: dict[str, list[str]] = {}
+def _funnel(taskset: TaskSet, standings: Mapping[str, Standing]) -> FunnelSection:
+    """Each kept task falls out at its first step: set aside, not scored, not raced."""
+    set_aside: dict[str, list[str]] = {}
+    not_scored: dict[str, list[str]] = {}
+    not_raced: dict[str, list[str]] = {}
     for task in taskset.tasks:
-        reason = _not_scored(task, oracles)
-        if reason is not None:
-            groups.setdefault(reason, []).append(task.id)
+        unscored, uncounted = standings[task.id]
+        if uncounted in (EXCLUDED_BY_YOU, AWAITING_REVIEW):
+            set_aside.setdefault(uncounted, []).append(task.id)
+        elif unscored is not None:
+            not_scored.setdefault(unscored, []).append(task.id)
+        elif uncounted is not None:
+            not_raced.setdefault(uncounted, []).append(task.id)
+    scored = len(taskset.tasks) - _total(set_aside) - _total(not_scored)
     return FunnelSection(
         examined=taskset.examined,
         kept=len(taskset.tasks),
@@ -479,12 +605,26 @@ def _funnel(taskset: TaskSet, oracles: OracleSet) -> FunnelSection:
             ExclusionCount(reason=Reason(reason), count=count)
             for reason, count in taskset.funnel().items()
         ],
-        scored=len(taskset.tasks) - sum(len(tasks) for tasks in groups.values()),
+        set_aside=_left_out(set_aside),
+        scored=scored,
         not_scored=[
             NotScoredCount(reason=reason, count=len(tasks), tasks=tasks)
-            for reason, tasks in groups.items()
+            for reason, tasks in not_scored.items()
         ],
+        raced=scored - _total(not_raced),
+        not_raced=_left_out(not_raced),
     )
+
+
+def _total(groups: Mapping[str, list[str]]) -> int:
+    return sum(len(tasks) for tasks in groups.values())
+
+
+def _left_out(groups: Mapping[str, list[str]]) -> list[LeftOutCount]:
+    return [
+        LeftOutCount(reason=reason, count=len(tasks), tasks=tasks)
+        for reason, tasks in groups.items()
+    ]
 
 
 def _cost(
@@ -513,7 +653,7 @@ def _trial_number(name: str) -> int:
 
 
 def _trials(
-    scored: Sequence[str],
+    raced: Sequence[str],
     statuses: Mapping[str, Mapping[str, PatchStatus]],
     contestants: Sequence[str],
 ) -> TrialsSection | None:
@@ -521,7 +661,7 @@ def _trials(
     rows = []
     for agent in contestants:
         runs: list[list[PatchStatus]] = []
-        for task in scored:
+        for task in raced:
             names = sorted(
                 (name for name in statuses.get(task, {}) if author_identity(name) == agent),
                 key=lambda name: (_trial_number(name), name),
@@ -569,12 +709,13 @@ def _patch_order(names: Iterable[str], contestants: Sequence[str]) -> list[str]:
 def _task_row(
     task: Task,
     policy: Policy,
-    oracles: OracleSet,
+    standing: Standing,
     statuses: Mapping[str, Mapping[str, PatchStatus]],
     verdicts: Mapping[str, Mapping[Policy, Verdict]],
     contestants: Sequence[str],
 ) -> TaskRow:
-    reason = _not_scored(task, oracles)
+    reason, uncounted = standing
+    counted = reason is None and uncounted is None
     found = statuses.get(task.id, {})
     picks = []
     for each in POLICIES:
@@ -583,7 +724,7 @@ def _task_row(
             picks.append(PolicyPick(policy=each, abstained=NO_VERDICT))
             continue
         right = None
-        if reason is None and verdict.pick is not None:
+        if counted and verdict.pick is not None:
             right = found.get(verdict.pick) == "resolved"
         picks.append(
             PolicyPick(policy=each, pick=verdict.pick, right=right, abstained=verdict.abstained)
@@ -596,6 +737,8 @@ def _task_row(
         title=task.title,
         scored=reason is None,
         not_scored=reason,
+        raced=counted,
+        not_raced=uncounted,
         picks=picks,
         patches=[
             PatchRow(contestant=name, status=found.get(name, "missing"), approved=gate.get(name))

@@ -87,7 +87,7 @@ def _plural(count: int, noun: str, nouns: str | None = None) -> str:
 
 
 def _title(report: Report) -> str:
-    scored = report.picking.scored_tasks
+    raced = report.picking.raced_tasks
     names = markdown_text(", ".join(report.contestants) or "none")
     examiners = (
         f" and {_plural(len(report.examiners), 'examiner')} "
@@ -97,7 +97,7 @@ def _title(report: Report) -> str:
     )
     return (
         f"# bugbout report: {markdown_text(report.project)}\n\n"
-        f"{_plural(scored, 'scored task')}, {_plural(len(report.contestants), 'contestant')} "
+        f"{_plural(raced, 'raced task')}, {_plural(len(report.contestants), 'contestant')} "
         f"({names}){examiners}; the judge's policy is `{report.policy}`. Each share comes with "
         "its 95% interval in brackets: on a few dozen bugs these are wide, so read them "
         "before reading a ranking."
@@ -138,8 +138,9 @@ def _agents(report: Report) -> str:
     ]
     parts = [
         "## Agents",
-        f"Each contestant's patch on each of the {_plural(section.scored_tasks, 'scored task')}, "
-        "scored by the maintainers' own tests, which no agent saw. The resolved rate and the "
+        f"Each contestant's patch on each of the {_plural(section.raced_tasks, 'raced task')} "
+        "(tasks the maintainers' tests can score and at least one contestant ran on), "
+        "scored by those tests, which no agent saw. The resolved rate and the "
         "median time leave out attempts that hit a usage limit; tokens and cost include "
         "them, as far as each agent reports them.",
         _table(header, rows),
@@ -209,18 +210,26 @@ def _picking(report: Report) -> str:
     if best is not None:
         header += ["Only the judge right", f"Only {best} right", "p"]
     rows = []
+    notes = []
     for side in picking.policies:
         row = [
             side.policy + (" (configured)" if side.policy == picking.policy else ""),
             str(side.right),
             str(side.wrong),
             str(side.abstained),
-            side.rate.percent(),
+            side.rate.percent() if side.cannot_apply is None else "cannot apply",
         ]
         if side.versus_best is not None:
             versus = side.versus_best
             row += [str(versus.judge_only), str(versus.agent_only), format_p(versus.p_value)]
+        elif best is not None:
+            row += ["–", "–", "–"]
         rows.append(row)
+        if side.cannot_apply is not None:
+            notes.append(
+                f"`{side.policy}` cannot apply to this bout: {markdown_text(side.cannot_apply)}. "
+                "It abstains for want of vendors, not of evidence, so it is not compared."
+            )
     return "\n\n".join(
         [
             "## Picking one patch per bug",
@@ -234,12 +243,22 @@ def _picking(report: Report) -> str:
             "Every policy side by side. p compares each policy with the best single agent "
             "bug by bug, so it rests only on the bugs where exactly one of them was right.",
             _table(header, rows),
+            *notes,
         ]
     )
 
 
 def _gate(report: Report) -> str:
     gate = report.gate
+    if gate.cannot_apply is not None:
+        return "\n\n".join(
+            [
+                "## Every patch through a merge gate",
+                f"The `{gate.policy}` policy cannot apply to this bout: "
+                f"{markdown_text(gate.cannot_apply)}. Its gate would reject every patch for "
+                "want of vendors, so no figure is shown.",
+            ]
+        )
     rows: list[tuple[str, Rate]] = [
         ("Approvals that were right (precision)", gate.precision),
         ("Wrong patches stopped", gate.wrong_stopped),
@@ -298,18 +317,30 @@ def _funnel(report: Report) -> str:
         if item.count
     ]
     rows.append(["Kept as tasks", str(funnel.kept)])
+    rows += [
+        [f"Set aside: {item.reason} ({', '.join(item.tasks)})", str(item.count)]
+        for item in funnel.set_aside
+    ]
     rows.append(["Scored by the maintainers' tests", str(funnel.scored)])
     rows += [
         [f"Not scored: {item.reason} ({', '.join(item.tasks)})", str(item.count)]
         for item in funnel.not_scored
+    ]
+    rows.append(["Raced: the tasks every figure counts", str(funnel.raced)])
+    rows += [
+        [f"Not raced: {item.reason} ({', '.join(item.tasks)})", str(item.count)]
+        for item in funnel.not_raced
     ]
     return "\n\n".join(
         [
             "## How the tasks were found",
             "A change in the history became a task when it fixes a bug, names an issue "
             "and adds a test; every other change examined is counted under the first rule "
-            "it failed. A task is scored when some of the maintainers' tests fail before "
-            "their fix and pass after it.",
+            "it failed. A task you excluded in bugbout.toml is set aside. A task is scored "
+            "when some of the maintainers' tests fail before their fix and pass after it, "
+            "and raced when at least one contestant was given it and ran: only raced tasks "
+            "count in the figures above, since a task no agent saw says nothing about the "
+            "agents or the judge.",
             _table(["Step", "Count"], rows),
         ]
     )
@@ -397,8 +428,8 @@ def _patch(patch: PatchRow) -> str:
 
 
 def _tasks(report: Report) -> str:
-    scored = [row for row in report.tasks if row.scored]
-    policies = [pick.policy for pick in scored[0].picks] if scored else []
+    raced = [row for row in report.tasks if row.raced]
+    policies = [pick.policy for pick in raced[0].picks] if raced else []
     rows = [
         [
             row.task,
@@ -406,20 +437,20 @@ def _tasks(report: Report) -> str:
             *(_pick(pick) for pick in row.picks),
             "; ".join(map(_patch, row.patches)),
         ]
-        for row in scored
+        for row in raced
     ]
     parts = [
         "## Tasks",
-        "Each scored task: what every policy picked (✓ right, ✗ wrong) or that it "
+        "Each raced task: what every policy picked (✓ right, ✗ wrong) or that it "
         "abstained, and every patch's status with the merge gate's answer under the "
         f"`{report.policy}` policy.",
     ]
-    if not scored:
-        parts.append("No task is scored yet.")
+    if not raced:
+        parts.append("No task has been scored and raced yet.")
         return "\n\n".join(parts)
     header = ["Task", "Title", *policies, "Patches"]
     parts.append(_table(header, rows, numeric=len(header)))
-    reasons = _abstentions(scored, report)
+    reasons = _abstentions(raced, report)
     if reasons:
         parts.append(f"Why the `{report.policy}` policy abstained:\n\n{reasons}")
     return "\n\n".join(parts)

@@ -20,6 +20,8 @@ PatchStatus = ResolutionStatus | Literal["missing"]
 
 Role = Literal["contestant", "examiner"]
 
+REPORT_SCHEMA_VERSION = 2
+
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 """The dialect pydantic generates, named so a validator need not guess."""
 
@@ -160,7 +162,7 @@ class OversizedAttempt(_Part):
 
 
 class AgentRow(_Part):
-    """One contestant (its first trial) against the hidden tests, over the scored tasks."""
+    """One contestant (its first trial) against the hidden tests, over the raced tasks."""
 
     name: str
     resolved: int = 0
@@ -171,23 +173,24 @@ class AgentRow(_Part):
     """Of its no-fix patches, those too large to keep (attempts recorded as `oversized`)."""
     quota: int = 0
     missing: int = 0
-    """Scored tasks with no score recorded for this contestant (not run, or not scored yet)."""
+    """Raced tasks with no score recorded for this contestant (not run, or not scored yet)."""
     resolved_rate: Rate
     """Resolved over its scored attempts: quota and missing ones are not held against it."""
     median_seconds: float | None = None
-    """Median wall-clock time of its attempts on scored tasks, quota attempts excepted."""
+    """Median wall-clock time of its attempts on raced tasks, quota attempts excepted."""
     timed: int = 0
     """Attempts behind the median."""
     spend: Spend
-    """Its attempts on scored tasks, quota attempts included."""
+    """Its attempts on raced tasks, quota attempts included."""
     flagged: int = 0
-    """Its attempts flagged for `other` files, trials and unscored tasks included."""
+    """Its attempts flagged for `other` files, trials and uncounted tasks included."""
 
 
 class AgentsSection(_Part):
     """Each contestant's patches against the maintainers' hidden tests."""
 
-    scored_tasks: int
+    raced_tasks: int
+    """The tasks every figure counts over: see `FunnelSection.raced`."""
     rows: list[AgentRow]
     """One per configured contestant, in config order."""
     flagged: list[FlaggedAttempt] = Field(default_factory=list)
@@ -201,15 +204,15 @@ class Comparison(_Part):
 
     agent: str
     judge_only: int
-    """Scored tasks where only the judge's pick was right."""
+    """Raced tasks where only the judge's pick was right."""
     agent_only: int
-    """Scored tasks where only the agent was right (an abstention is not right)."""
+    """Raced tasks where only the agent was right (an abstention is not right)."""
     p_value: float
     """Exact two-sided McNemar test on the discordant tasks."""
 
 
 class PolicyPicks(_Part):
-    """One policy's picks over the scored tasks."""
+    """One policy's picks over the raced tasks."""
 
     policy: Policy
     right: int
@@ -219,9 +222,14 @@ class PolicyPicks(_Part):
     abstained: int
     """Tasks with no pick, a task with no verdict included."""
     rate: Rate
-    """Right picks over every scored task: an abstention counts as not right."""
+    """Right picks over every raced task: an abstention counts as not right."""
     versus_best: Comparison | None = None
-    """None when there is no contestant to compare with."""
+    """None when there is no contestant to compare with, or the policy cannot apply."""
+    cannot_apply: str | None = None
+    """Why the policy cannot apply to this bout: `cross-vendor` with an agent's vendor
+    unknown (`vendors unknown for a, b; set ...`) or with one vendor only. Its counts are
+    kept, but they measure nothing: renderers show this instead of its share and its
+    comparison."""
 
 
 class PickingSection(_Part):
@@ -229,13 +237,14 @@ class PickingSection(_Part):
 
     policy: Policy
     """The configured policy, whose figures the summary states."""
-    scored_tasks: int
+    raced_tasks: int
+    """The tasks every figure counts over: see `FunnelSection.raced`."""
     policies: list[PolicyPicks]
     """Every policy, in the order the judge lists them."""
     best_agent: str | None = None
     """The contestant with the most resolved tasks (ties broken by name)."""
     best_agent_rate: Rate | None = None
-    """Its resolved tasks over every scored task (a quota counts as not right)."""
+    """Its resolved tasks over every raced task (a quota counts as not right)."""
     random_agent: Rate
     """Expected right tasks when a contestant is drawn at random for each task."""
     oracle: Rate
@@ -245,7 +254,7 @@ class PickingSection(_Part):
 
 
 class GateSection(_Part):
-    """Every scored patch with a source change judged alone, as a merge gate would."""
+    """Every scored patch of a raced task judged alone, as a merge gate would."""
 
     policy: Policy
     patches: int
@@ -263,6 +272,9 @@ class GateSection(_Part):
     """Right patches rejected, over all right patches."""
     approve_all: Rate
     """Precision of approving every patch: right patches over all patches."""
+    cannot_apply: str | None = None
+    """Why the configured policy cannot apply to this bout; renderers then show this
+    instead of the gate's figures."""
 
 
 class AuthorEvidence(_Part):
@@ -301,8 +313,17 @@ class NotScoredCount(_Part):
     tasks: list[str]
 
 
+class LeftOutCount(_Part):
+    """Tasks left out of every figure for one reason other than the ground truth."""
+
+    reason: str
+    """`excluded by you`, `awaiting your review`, `no issue text`, ...: see docs/report.md."""
+    count: int
+    tasks: list[str]
+
+
 class FunnelSection(_Part):
-    """How the history became tasks, and how many tasks the ground truth can score."""
+    """How the history became tasks, and which of them every figure counts over."""
 
     examined: int
     """Changes examined in the history."""
@@ -310,9 +331,17 @@ class FunnelSection(_Part):
     """Changes kept as tasks."""
     excluded: list[ExclusionCount]
     """Every reason in the fixed vocabulary's order, zeros included."""
+    set_aside: list[LeftOutCount] = Field(default_factory=list)
+    """Kept tasks a person set aside in bugbout.toml (excluded, or not accepted under
+    `require-review`); the other kept tasks go on to the ground truth."""
     scored: int
-    """Kept tasks whose ground truth has a fail-to-pass test."""
+    """Kept tasks not set aside whose ground truth has a fail-to-pass test."""
     not_scored: list[NotScoredCount] = Field(default_factory=list)
+    raced: int = 0
+    """Scored tasks at least one contestant was given and ran on (an attempt neither
+    skipped nor stopped by a usage limit): the tasks every figure counts over."""
+    not_raced: list[LeftOutCount] = Field(default_factory=list)
+    """Scored tasks no contestant ran on, by reason."""
 
 
 class AgentSpend(_Part):
@@ -369,7 +398,7 @@ class PolicyPick(_Part):
     pick: str | None = None
     """The picked patch (its contestant); None when the judge abstained."""
     right: bool | None = None
-    """Whether the pick resolved the task; None when the task is not scored or abstained."""
+    """Whether the pick resolved the task; None when the task is not counted or abstained."""
     abstained: str | None = None
     """Why nothing was picked."""
 
@@ -391,6 +420,12 @@ class TaskRow(_Part):
     scored: bool
     not_scored: str | None = None
     """Why the task is not scored."""
+    raced: bool = False
+    """Whether the task counts in the figures: scored, not set aside, and raced."""
+    not_raced: str | None = None
+    """Why the task does not count: set aside by you (whatever its ground truth), or,
+    scored, given to no contestant (`no issue text`, ...). None when it counts, and when
+    only the ground truth keeps it out (`not_scored` says why)."""
     picks: list[PolicyPick]
     patches: list[PatchRow]
 
@@ -399,6 +434,9 @@ class Report(Record):
     """`report.json`: everything the report shows, computed from the stored records."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    schema_version: int = REPORT_SCHEMA_VERSION
+    """2 since the figures count raced tasks only (`raced_tasks`, the funnel's `raced`)."""
 
     project: str
     policy: Policy
@@ -414,7 +452,7 @@ class Report(Record):
     trials: TrialsSection | None = None
     """Present only when some contestant ran more than one trial of a task."""
     tasks: list[TaskRow]
-    """Every kept task, scored or not, in mining order."""
+    """Every kept task, counted or not, in mining order."""
 
 
 def report_json_schema() -> dict[str, Any]:

@@ -1,18 +1,20 @@
-"""The report for a terminal: rich tables, coloured by outcome, readable at 100 columns.
+"""The report for a terminal: rich tables, coloured by outcome, readable at 80 columns.
 
-Agent names, file names, task titles and abstention reasons come from agents, commit
-messages and issues: every string of the report is made inert first (`inert_fields`),
-and goes in as `Text`, never as console markup.
+Every table is a `FittedTable`: given less room than it wants it wraps what may wrap,
+then leaves out its least needed columns, and never cuts a share, an interval or a
+name. Agent names, file names, task titles and abstention reasons come from agents,
+commit messages and issues: every string of the report is made inert first
+(`inert_fields`), and goes in as `Text`, never as console markup.
 """
 
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
 from rich.rule import Rule
-from rich.table import Table
 from rich.text import Text
 
 from bugbout_tui.core.text import inert_fields
+from bugbout_tui.report.fitting import Column, FittedTable, PathText
 from bugbout_tui.report.model import (
     EXCLUSION_LABELS,
     PATHS_LISTED,
@@ -51,7 +53,7 @@ def render_terminal(report: Report) -> RenderableType:
     parts: list[RenderableType] = [
         Text.assemble(("bugbout report: ", "bold"), (report.project, "bold cyan")),
         Text(
-            f"{report.picking.scored_tasks} scored tasks · policy {report.policy} · "
+            f"{report.picking.raced_tasks} raced tasks · policy {report.policy} · "
             "shares with their 95% interval in brackets",
             style="dim",
         ),
@@ -72,11 +74,23 @@ def _heading(title: str) -> Group:
     return Group(Text(), Rule(Text(title, style="bold"), align="left", style="cyan"))
 
 
-def _table(*columns: str | Text, numeric_from: int = 1) -> Table:
-    table = Table(show_edge=False, header_style="bold", pad_edge=False, expand=False)
-    for index, name in enumerate(columns):
-        table.add_column(name, justify="right" if index >= numeric_from else "left")
-    return table
+def _table(*columns: Column) -> FittedTable:
+    return FittedTable(*columns, compact=True)
+
+
+def _name(header: str | Text, *, wrap: bool = False, drop: int = 0) -> Column:
+    """A column of names or words, left-aligned."""
+    return Column(header, wrap=wrap, drop=drop, floor=20)
+
+
+def _figure(header: str | Text, *, drop: int = 0) -> Column:
+    """A column of counts or shares: right-aligned, each value on one line."""
+    return Column(header, "right", drop=drop)
+
+
+def _tokens(*, drop: int) -> Column:
+    """Token sums: `in / out / cached` may wrap before its bracket `(2 of 3)`."""
+    return Column("Tokens in/out/cached", "right", wrap=True, drop=drop, floor=13)
 
 
 def _rate(rate: Rate) -> Text:
@@ -92,16 +106,16 @@ def _count(value: int, style: str) -> Text:
 
 def _agents(section: AgentsSection) -> list[RenderableType]:
     table = _table(
-        "Agent",
-        "Resolved",
-        "Broke",
-        "Wrong",
-        "No fix",
-        "Quota",
-        "Resolved rate",
-        "Median",
-        "Tokens in/out/cached",
-        "Cost",
+        _name("Agent"),
+        _figure("Resolved"),
+        _figure("Broke"),
+        _figure("Wrong"),
+        _figure("No fix"),
+        _figure("Quota"),
+        _figure("Resolved rate"),
+        _figure("Median", drop=2),
+        _tokens(drop=4),
+        _figure("Cost", drop=3),
     )
     for row in section.rows:
         table.add_row(
@@ -117,7 +131,7 @@ def _agents(section: AgentsSection) -> list[RenderableType]:
             row.spend.cost_shown(),
         )
     parts: list[RenderableType] = [
-        _heading(f"Agents · {section.scored_tasks} scored tasks, hidden tests decide"),
+        _heading(f"Agents · {section.raced_tasks} raced tasks, hidden tests decide"),
         table,
         Text("The resolved rate leaves out quota attempts.", style="dim"),
     ]
@@ -127,11 +141,13 @@ def _agents(section: AgentsSection) -> list[RenderableType]:
     for item in section.flagged:
         rest = len(item.files) - PATHS_LISTED
         parts.append(
-            Text.assemble(
-                ("⚑ ", "yellow"),
-                f"{item.task} {item.contestant} changed files outside source and tests: ",
-                (", ".join(item.files[:PATHS_LISTED]), "yellow"),
-                f" and {rest:,} more" if rest > 0 else "",
+            PathText(
+                Text.assemble(
+                    ("⚑ ", "yellow"),
+                    f"{item.task} {item.contestant} changed files outside source and tests: ",
+                    (", ".join(item.files[:PATHS_LISTED]), "yellow"),
+                    f" and {rest:,} more" if rest > 0 else "",
+                )
             )
         )
     for oversized in section.oversized:
@@ -146,7 +162,7 @@ def _agents(section: AgentsSection) -> list[RenderableType]:
 
 
 def _picking(section: PickingSection) -> list[RenderableType]:
-    baselines = _table("Picker", "Right", "Share")
+    baselines = _table(_name("Picker"), _figure("Right"), _figure("Share"))
     configured = next(side for side in section.policies if side.policy == section.policy)
     baselines.add_row(
         f"Judge ({section.policy})", configured.rate.counted(), _rate(configured.rate)
@@ -163,31 +179,48 @@ def _picking(section: PickingSection) -> list[RenderableType]:
     baselines.add_row("Oracle (any patch right)", section.oracle.counted(), _rate(section.oracle))
     agent = section.best_agent or "agent"
     policies = _table(
-        "Policy", "Right", "Wrong", "Abstained", "Share", "Judge only", Text(f"{agent} only"), "p"
+        _name("Policy"),
+        _figure("Right"),
+        _figure("Wrong"),
+        _figure("Abstained"),
+        _figure("Share"),
+        _figure("Judge only"),
+        _figure(Text(f"{agent} only")),
+        _figure("p"),
     )
+    notes: list[RenderableType] = []
     for side in section.policies:
         versus = side.versus_best
+        share = _rate(side.rate) if side.cannot_apply is None else Text("cannot apply", "yellow")
         policies.add_row(
             Text(side.policy, style="bold" if side.policy == section.policy else ""),
             _count(side.right, "green"),
             _count(side.wrong, "red"),
             _count(side.abstained, ""),
-            _rate(side.rate),
+            share,
             "–" if versus is None else str(versus.judge_only),
             "–" if versus is None else str(versus.agent_only),
             "–" if versus is None else format_p(versus.p_value),
         )
+        if side.cannot_apply is not None:
+            notes.append(Text(f"{side.policy} cannot apply: {side.cannot_apply}", "yellow"))
     return [
         _heading("Picking one patch per bug"),
         Text(section.summary, style="bold"),
         baselines,
         Text(),
         policies,
+        *notes,
     ]
 
 
 def _gate(section: GateSection) -> list[RenderableType]:
-    table = _table("", "Count", "Share")
+    if section.cannot_apply is not None:
+        return [
+            _heading(f"Every patch through a merge gate · {section.policy}"),
+            Text(f"{section.policy} cannot apply: {section.cannot_apply}", "yellow"),
+        ]
+    table = _table(_name(""), _figure("Count"), _figure("Share"))
     table.add_row(
         "Approvals that were right", section.precision.counted(), _rate(section.precision)
     )
@@ -217,7 +250,9 @@ def _auc(value: float | None) -> Text:
 
 
 def _evidence(section: EvidenceSection) -> list[RenderableType]:
-    table = _table("Tests by", "Kind", "AUC", "Right", "Wrong", numeric_from=2)
+    table = _table(
+        _name("Tests by"), _name("Kind"), _figure("AUC"), _figure("Right"), _figure("Wrong")
+    )
     for row in section.rows:
         table.add_row(
             Text(row.author), row.kind, _auc(row.auc), str(row.positives), str(row.negatives)
@@ -230,7 +265,7 @@ def _evidence(section: EvidenceSection) -> list[RenderableType]:
 
 
 def _funnel(section: FunnelSection) -> list[RenderableType]:
-    table = _table("Step", "Count")
+    table = _table(_name("Step", wrap=True), _figure("Count"))
     table.add_row("Examined", str(section.examined))
     for item in section.excluded:
         if item.count:
@@ -238,15 +273,25 @@ def _funnel(section: FunnelSection) -> list[RenderableType]:
                 Text(f"  left out: {EXCLUSION_LABELS[item.reason]}", style="dim"), str(item.count)
             )
     table.add_row("Kept as tasks", str(section.kept))
+    for group in section.set_aside:
+        table.add_row(Text(f"  {group.reason}", style="dim"), str(group.count))
     table.add_row("Scored", str(section.scored))
-    for group in section.not_scored:
-        table.add_row(Text(f"  not scored: {group.reason}", style="dim"), str(group.count))
+    for each in section.not_scored:
+        table.add_row(Text(f"  not scored: {each.reason}", style="dim"), str(each.count))
+    table.add_row(Text("Raced: what every figure counts", style="bold"), str(section.raced))
+    for group in section.not_raced:
+        table.add_row(Text(f"  not raced: {group.reason}", style="dim"), str(group.count))
     return [_heading("How the tasks were found"), table]
 
 
 def _cost(section: CostSection) -> list[RenderableType]:
     table = _table(
-        "Agent", "Role", "Attempts", "Time", "Tokens in/out/cached", "Cost", numeric_from=2
+        _name("Agent"),
+        _name("Role", drop=2),
+        _figure("Attempts"),
+        _figure("Time"),
+        _tokens(drop=1),
+        _figure("Cost"),
     )
     for item in section.by_agent:
         table.add_row(
@@ -271,7 +316,12 @@ def _cost(section: CostSection) -> list[RenderableType]:
 
 def _trials(section: TrialsSection) -> list[RenderableType]:
     most = max(row.trials for row in section.rows)
-    table = _table("Agent", "Trials", *(f"pass@{k}" for k in range(1, most + 1)), "Consistency")
+    table = _table(
+        _name("Agent"),
+        _figure("Trials"),
+        *(_figure(f"pass@{k}", drop=k) for k in range(1, most + 1)),
+        _figure("Consistency"),
+    )
     for row in section.rows:
         values = {item.k: item.value for item in row.pass_at}
         table.add_row(
@@ -308,11 +358,19 @@ def _patches(patches: list[PatchRow]) -> Text:
 
 
 def _tasks(report: Report) -> list[RenderableType]:
-    rows: list[TaskRow] = [row for row in report.tasks if row.scored]
+    rows: list[TaskRow] = [row for row in report.tasks if row.raced]
     if not rows:
-        return [_heading("Tasks"), Text("No task is scored yet.", style="dim")]
+        return [_heading("Tasks"), Text("No task has been scored and raced yet.", style="dim")]
     policies = [pick.policy for pick in rows[0].picks]
-    table = _table("Task", *policies, "Patches (merge gate)", numeric_from=len(policies) + 2)
+    others = [policy for policy in policies if policy != report.policy]
+    table = _table(
+        _name("Task"),
+        *(
+            _name(policy, drop=0 if policy == report.policy else others.index(policy) + 1)
+            for policy in policies
+        ),
+        _name("Patches (merge gate)", wrap=True),
+    )
     for row in rows:
         table.add_row(Text(row.task), *(_pick(pick) for pick in row.picks), _patches(row.patches))
     return [_heading(f"Tasks · picks per policy, gate under {report.policy}"), table]

@@ -529,7 +529,7 @@ def test_the_report_shows_and_exports_markdown_and_json(calc: Path) -> None:
             screen = app.screen
             assert isinstance(screen, ReportScreen)
             assert screen.report is not None
-            assert screen.report.picking.scored_tasks == 2
+            assert screen.report.picking.raced_tasks == 2
             await press_and_settle(pilot, "e")
             markdown = (calc / ".bugbout" / "report.md").read_text()
             data = json.loads((calc / ".bugbout" / "report.json").read_text())

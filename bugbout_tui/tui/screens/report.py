@@ -58,7 +58,7 @@ class ReportScreen(BoutScreen):
             self.post_message(self.Built(None, "bugbout.toml has problems: fix them first (1)."))
             return
         try:
-            report = load_report(project, judge=not self.bout.watching)
+            report = load_report(project, keep_verdicts=not self.bout.watching)
         except BugboutError as exc:
             self.post_message(self.Built(None, str(exc)))
         else:

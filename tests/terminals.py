@@ -1,0 +1,99 @@
+"""Running `bugbout` as a person at an 80-column terminal sees it, and as a pipe does.
+
+A pseudo-terminal is the real thing for rich: it asks the terminal its size, and draws
+for it. Standard error stays a pipe in both, so a spinner never mixes into what is read.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+from rich.cells import cell_len
+
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\r")
+
+
+def env(home: Path, columns: int) -> dict[str, str]:
+    return {
+        "BUGBOUT_HOME": str(home),
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(home),
+        "COLUMNS": str(columns),
+        "TERM": "xterm-256color",
+    }
+
+
+def piped(args: list[str], *, cwd: Path, home: Path, columns: int = 80) -> str:
+    """What `bugbout args` writes to a pipe, with COLUMNS set as a shell would."""
+    result = subprocess.run(
+        [sys.executable, "-m", "bugbout_tui", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env(home, columns),
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    return result.stdout
+
+
+def on_a_terminal(args: list[str], *, cwd: Path, home: Path, columns: int = 80) -> str:
+    """What `bugbout args` shows on a pseudo-terminal `columns` wide, controls removed."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bugbout_tui", *args],
+        cwd=cwd,
+        env=env(home, columns),
+        stdin=slave,
+        stdout=slave,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    os.close(slave)
+    written = bytearray()
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if not ready:
+                if proc.poll() is not None:
+                    break
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the process closed the terminal
+                break
+            if not chunk:
+                break
+            written += chunk
+        assert proc.wait(timeout=60) in (0, 1)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+        os.close(master)
+    return _CONTROL.sub("", written.decode("utf-8", errors="replace"))
+
+
+def widest(text: str) -> int:
+    """The widest line, in terminal cells."""
+    return max((cell_len(line) for line in text.splitlines()), default=0)
+
+
+def one_line(text: str, value: str) -> bool:
+    """Whether `value` appears whole on some line of `text`."""
+    return any(value in line for line in text.splitlines())
