@@ -11,13 +11,12 @@ process and prints what matters when that happens in the middle of a race:
 With the default caps (`[run] max-patch-files`, `max-patch-bytes`) a flood is refused as
 oversized before git hashes a file; `--max-files` raises the cap to see the whole patch.
 
-    python benchmarks/flood.py [--files 100000] [--max-files N] [--workdir DIR]
+    python benchmarks/flood.py [--files 100000] [--max-files N] [--workdir DIR] [--smoke]
 """
 
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import resource
@@ -67,11 +66,11 @@ def _harvest_in_this_process(copy: Path, git_dir: Path, max_files: int | None) -
     from bugbout_tui.infra.workcopy import WorkingCopy
 
     wc = WorkingCopy.model_validate_json((git_dir.parent / "wc.json").read_text())
-    options = {}
-    if max_files is not None and "max_files" in inspect.signature(harvest).parameters:
-        options["max_files"] = max_files
     started = time.perf_counter()
-    patch = harvest(wc, source_dir="src/pkg", **options)
+    if max_files is None:
+        patch = harvest(wc, source_dir="src/pkg")
+    else:
+        patch = harvest(wc, source_dir="src/pkg", max_files=max_files)
     seconds = time.perf_counter() - started
     now = datetime.now(UTC)
     record = Attempt(
@@ -94,7 +93,7 @@ def _harvest_in_this_process(copy: Path, git_dir: Path, max_files: int | None) -
                 "files": len(patch.files),
                 "notes": len(patch.notes),
                 "longest_note": max((len(n) for n in patch.notes), default=0),
-                "oversized": getattr(patch, "oversized", None),
+                "oversized": patch.oversized,
             }
         )
     )
@@ -106,7 +105,15 @@ def main() -> int:
     parser.add_argument("--max-files", type=int, default=None)
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a small size that runs in seconds, to check the benchmark still works",
+    )
     options = parser.parse_args()
+    if options.smoke:
+        parser.set_defaults(files=200)
+        options = parser.parse_args()
     if options.child:
         _harvest_in_this_process(*options.child, options.max_files)
         return 0

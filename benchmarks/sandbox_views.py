@@ -3,10 +3,10 @@
 Every test run gets the minimal view: an empty root with the system directories, the
 interpreter's paths and the tree bound in, rather than the host's root bound whole.
 This times `--runs` sandboxed `python -m pytest` runs of a tiny module, one after
-another, in each view, with the same confinement otherwise (the one `test_confinement`
+another, in each view, with the same confinement otherwise (the one `confinement_for_tests`
 builds), and the one-off cost of asking the interpreter for its paths.
 
-    python benchmarks/sandbox_views.py [--runs 20] [--rounds 3]
+    python benchmarks/sandbox_views.py [--runs 20] [--rounds 3] [--smoke]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from bugbout_tui.infra import programs
-from bugbout_tui.infra.pytest_run import PytestCommand, test_confinement
+from bugbout_tui.infra.pytest_run import PytestCommand, confinement_for_tests
 from bugbout_tui.infra.sandbox import BubblewrapSandbox, View
 
 TEST = "def test_it():\n    assert sum([1, 2]) == 3\n"
@@ -38,7 +38,7 @@ def time_runs(tree: Path, work: Path, view: View, runs: int) -> float:
     )
     home = work / "home"
     home.mkdir(parents=True, exist_ok=True)
-    confinement = test_confinement(cmd, writable=(tree, work), home=home)
+    confinement = confinement_for_tests(cmd, writable=(tree, work), home=home)
     confinement = dataclasses.replace(confinement, view=view)
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
     wrapped = BubblewrapSandbox().wrap(argv, confinement, cwd=tree)
@@ -54,7 +54,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a small size that runs in seconds, to check the benchmark still works",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        parser.set_defaults(runs=2, rounds=1)
+        args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         tree, work = Path(scratch) / "tree", Path(scratch) / "work"
         (tree / "tests").mkdir(parents=True)

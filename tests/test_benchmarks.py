@@ -20,7 +20,15 @@ EXTRA_ARGS: dict[str, list[str]] = {"mine.py": ["--cache", "{tmp}/cache"]}
 """Arguments a script needs besides `--smoke`, to keep its files out of the checkout."""
 
 
-SCRIPTS = ("checkout.py", "examine.py", "mine.py", "runner.py", "tui.py")
+SCRIPTS = (
+    "checkout.py",
+    "examine.py",
+    "flood.py",
+    "mine.py",
+    "runner.py",
+    "sandbox_views.py",
+    "tui.py",
+)
 
 
 def test_every_benchmark_is_run_here() -> None:
