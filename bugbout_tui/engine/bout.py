@@ -134,7 +134,12 @@ class Bout:
             self.taskset = await asyncio.to_thread(mine_tasks, self.project)
         elif stage == "ground-truth":
             truth = GroundTruth(
-                self.project, self.repo(), await self.environment(), self.sandbox(), self.bus
+                self.project,
+                self.repo(),
+                await self.environment(),
+                self.sandbox(),
+                self.bus,
+                retry_failed=self.retry_failed,
             )
             self.oracles = await truth.run(self.raceable_tasks())
         elif stage == "race":
