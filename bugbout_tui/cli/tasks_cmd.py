@@ -27,8 +27,10 @@ from bugbout_tui.engine.ground_truth import LOGS
 from bugbout_tui.engine.mining import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import test_command
+from bugbout_tui.engine.testing import tests_dir_at
 from bugbout_tui.infra.env import ensure_environment
 from bugbout_tui.infra.git import open_repository
+from bugbout_tui.infra.trees import pristine_tree
 from bugbout_tui.stages.prompts import Role, render_prompt
 
 REASON_TEXT = {
@@ -143,11 +145,13 @@ async def prompt_for(project: Project, task: Task, role: Role) -> str:
         install_project=cfg.install_project,
         interpreter=cfg.interpreter,
     )
+    base = await asyncio.to_thread(pristine_tree, repo, task.base_commit)
+    tests_dir = tests_dir_at(base, cfg.tests, task.test_files) or cfg.tests
     return render_prompt(
         role,
         statement=task.statement,
-        test_command=test_command(environment, cfg),
-        tests_dir=cfg.tests,
+        test_command=test_command(environment, cfg, tests_dir),
+        tests_dir=tests_dir,
     )
 
 

@@ -399,6 +399,9 @@ class RunConfig(_Section):
         dict[str, Annotated[int, Field(ge=1)]],
         Explain(invalid="must be a whole number of runs at once, at least 1"),
     ] = Field(default_factory=dict)
+    hide_touched_tests: bool = False
+    """Keep every test file the fix touched out of the agents' checkouts, old content
+    and all, rather than hand them the base's test files as they were."""
 
     def capacity(self, quota: str) -> int:
         """How many runs on `quota` may go at once; one unless raised."""

@@ -23,7 +23,7 @@ from bugbout_tui.core.events import ErrorRaised, StageProgress
 from bugbout_tui.core.models import Attempt, Cell, Matrix, Task, TreeRun
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.project import Project
-from bugbout_tui.engine.testing import PytestStage, import_paths
+from bugbout_tui.engine.testing import PytestStage, import_paths, tests_dir_at
 from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.pytest_each import SeparateRun
 from bugbout_tui.infra.pytest_run import TestRun
@@ -174,27 +174,37 @@ class CrossExamination(PytestStage):
         cfg = self.project.config.project
         base = pristine_tree(self.repo, task.base_commit)
         top_level = [(entry.name, entry.is_dir()) for entry in os.scandir(base)]
-        tests_dir = base / cfg.tests
-        suite = suite_paths(cfg.tests, top_level) if tests_dir.is_dir() else []
+        problems: list[str] = []
+        found = tests_dir_at(base, cfg.tests, task.test_files)
+        tests = found or cfg.tests
+        suite = suite_paths(tests, top_level) if found is not None else []
         dropped = [] if suite else ["suite"]
+        if found is None and any(author.kind == "suite" for author in cast.authors):
+            problems.append(
+                f"there is no tests directory '{cfg.tests}' at the base {task.base_commit[:12]} "
+                "(nor beside the fix's test files), so the repository's suite is left out "
+                "of this task's cross-examination; set [project] tests to where the tests live"
+            )
         pythonpath = [str(p.relative_to(base)) for p in import_paths(base, cfg.source)]
-        if suite and tests_dir != base and not (tests_dir / "__init__.py").is_file():
+        tests_path = base / tests
+        if suite and tests_path != base and not (tests_path / "__init__.py").is_file():
             # Agents ran their tests with pytest putting this directory on sys.path, so
             # `from helpers import ...` found the base's helpers; it must here too.
-            pythonpath.append(cfg.tests)
+            pythonpath.append(tests)
         running = {name for names in plan.values() for name in names}
         authors = [a for a in cast.authors if a.kind != "suite" and a.name in running]
         packages = {a.name: package_name(index, a.name) for index, a in enumerate(authors)}
-        files = overlay_files(
-            _walk(base),
-            source=cfg.source,
-            tests=cfg.tests,
-            hidden=[*task.test_files, *task.test_data_files],
-        )
+        every_file = _walk(base)
+        touched = [*task.test_files, *task.test_data_files]
         overlays: dict[str, Path] = {}
-        problems: list[str] = []
         for author in authors:
             overlay = workspace / "authors" / packages[author.name]
+            files = overlay_files(
+                every_file,
+                source=cfg.source,
+                tests=tests,
+                hidden=touched if author.hidden is None else author.hidden,
+            )
             try:
                 _lay_over(base, files, overlay, author)
             except BugboutError as exc:
