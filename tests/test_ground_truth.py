@@ -13,6 +13,8 @@ from racekit import alive
 from bugbout_tui.core.models import OracleSet
 from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
+from bugbout_tui.engine.testing import first_error, transient_failure
+from bugbout_tui.infra.pytest_run import TestResult, TestRun
 
 OPS = "def div(a, b):\n    return a / b\n\n\ndef mean(xs):\n    return sum(xs) / len(xs)\n"
 OPS_FIXED = OPS.replace(
@@ -347,3 +349,70 @@ def test_records_from_before_conditions_were_kept(tmp_path: Path, home: Path) ->
     assert oracles["calc-4"]["scored"] is True
     started = {e["task"] for e in _events(repo) if e["type"] == "test-run-started"}
     assert started == {"calc-4"}
+
+
+def _failed(code: int | None, error: str, *, timed_out: bool = False, tests: int = 0) -> TestRun:
+    outcomes = {f"tests/test_x.py::test_{n}": TestResult(outcome="failed") for n in range(tests)}
+    return TestRun(
+        outcomes=outcomes,
+        collected=tests,
+        exit_code=code,
+        duration=1.0,
+        error=error,
+        timed_out=timed_out,
+    )
+
+
+@pytest.mark.parametrize(
+    ("run", "passing"),
+    [
+        (_failed(None, "pytest did not finish within 3 seconds", timed_out=True), False),
+        (_failed(4, "pytest rejected its command line (exit status 4)"), False),
+        (
+            _failed(3, "pytest hit an internal error (exit status 3)\nINTERNALERROR> KeyError"),
+            False,
+        ),
+        (
+            _failed(
+                1,
+                "pytest exited with status 1 without writing a JUnit report.\n"
+                "ImportError: Error importing plugin \"x\": No module named 'x'",
+            ),
+            False,
+        ),
+        (_failed(0, "pytest exited with status 0, but its report has 1 failed", tests=1), False),
+        (_failed(-9, "pytest was killed by SIGKILL without writing a JUnit report."), True),
+        (_failed(137, "pytest exited with status 137 (killed by SIGKILL)"), True),
+        (
+            _failed(
+                1,
+                "pytest exited with status 1 without writing a JUnit report.\n"
+                "bwrap: Creating new namespace failed: Resource busy",
+            ),
+            True,
+        ),
+        (
+            _failed(
+                3,
+                "pytest hit an internal error (exit status 3)\n"
+                "INTERNALERROR> OSError: [Errno 28] No space left on device",
+            ),
+            True,
+        ),
+    ],
+)
+def test_which_failures_may_pass(run: TestRun, passing: bool) -> None:
+    assert transient_failure(run) is passing
+
+
+def test_the_first_error_names_the_exception_with_the_tree_made_relative() -> None:
+    tree = Path("/scratch/calc-3/fix")
+    text = (
+        "pytest rejected its command line (exit status 4)\nOutput tail:\n"
+        f"ImportError while loading conftest '{tree}/tests/conftest.py'.\n"
+        "E   ModuleNotFoundError: No module named 'pytest_asyncio'\n"
+    )
+    assert first_error(text, tree=tree) == (
+        "pytest rejected its command line (exit status 4) "
+        "ModuleNotFoundError: No module named 'pytest_asyncio'"
+    )

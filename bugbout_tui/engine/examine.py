@@ -23,7 +23,12 @@ from bugbout_tui.core.events import ErrorRaised, StageProgress
 from bugbout_tui.core.models import Attempt, Cell, Matrix, Task, TreeRun
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.project import Project
-from bugbout_tui.engine.testing import PytestStage, import_paths, tests_dir_at
+from bugbout_tui.engine.testing import (
+    PytestStage,
+    import_paths,
+    tests_dir_at,
+    transient_failure,
+)
 from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.pytest_each import SeparateRun
 from bugbout_tui.infra.pytest_run import TestRun
@@ -130,8 +135,10 @@ class CrossExamination(PytestStage):
         path = self.matrix_path(task.id)
         on_disk = store.read(path, Matrix)
         cfg = self.project.config
+        current = self.conditions(suite=True)
         cast = cast_for(attempts, vendors=self.vendors, run_suite=cfg.judge.run_suite)
-        stored = still_valid(on_disk, cast)
+        same = on_disk is not None and on_disk.conditions in (None, current)
+        stored = still_valid(on_disk if same else None, cast)
         plan = still_to_run(stored, cast)
         results: dict[str, TreeRun] = {}
         if plan:
@@ -155,8 +162,13 @@ class CrossExamination(PytestStage):
                 )
             finally:
                 shutil.rmtree(workspace, ignore_errors=True)
-            results = {tree.tree: tree for tree in trees}
+            results = {tree.tree: tree for tree in trees if tree is not None}
+            unanswered = {name for name in plan if name not in results}
+            if stored is not None and unanswered:  # redone whole next time
+                kept = {k: v for k, v in stored.trees.items() if k not in unanswered}
+                stored = stored.model_copy(update={"trees": kept})
         matrix = assemble(task.id, stored, cast, results)
+        matrix = matrix.model_copy(update={"conditions": current})
         if matrix != on_disk:
             store.write(path, matrix)
         return matrix
@@ -248,14 +260,16 @@ class CrossExamination(PytestStage):
         *,
         fresh: bool,
         runs: asyncio.Semaphore,
-    ) -> TreeRun:
+    ) -> TreeRun | None:
         """One tree's runs of `names`' tests, each author's apart from the others, so no
         author's tests, conftest or import-time code can change another's outcomes.
 
         A run that fails as a whole (a test that kills or hangs pytest, a conftest that
         cannot be imported there) costs only its own author's cells. The tree is in error
         only when it is new and every run on it failed: then the failure is the tree's
-        (its patch does not apply, or breaks every run).
+        (its patch does not apply, or breaks every run). None when a run failed because
+        the machine did (a control run fails too, or the tree could not be copied):
+        nothing of the tree is kept, and the next run does it again.
         """
         authors = [setup.cast.author(name) for name in names]
         if not authors and setup.cast.patch(tree) is None:
@@ -277,6 +291,13 @@ class CrossExamination(PytestStage):
                     folder / "runs",
                     pythonpath=[source / path for path in setup.pythonpath],
                 )
+                suspect = next((r for r in found.values() if transient_failure(r)), None)
+                if suspect is not None and await self.machine_failed(suspect, folder / "control"):
+                    self._unanswered(setup, tree, suspect.error or "")
+                    return None
+            except OSError as exc:
+                self._unanswered(setup, tree, f"could not prepare it: {exc}")
+                return None
             finally:
                 await asyncio.to_thread(shutil.rmtree, folder, True)
         errors = [found[a.name].error for a in authors if found[a.name].error is not None]
@@ -290,6 +311,16 @@ class CrossExamination(PytestStage):
             else:
                 cells[author.name] = _unrun(setup, author, run)
         return TreeRun(tree=tree, cells=cells)
+
+    def _unanswered(self, setup: _Setup, tree: str, problem: str) -> None:
+        first = next((line for line in problem.splitlines() if line.strip()), problem)
+        self.bus.emit(
+            ErrorRaised(
+                message=f"{setup.task.id}: the tree {tree} failed as the machine did ({first}); "
+                "nothing of it is kept, and the next run does it again.",
+                task=setup.task.id,
+            )
+        )
 
     def _separate(self, setup: _Setup, author: AuthorSpec) -> SeparateRun:
         """An author's run: the suite where it lives, anyone else's tests in its own

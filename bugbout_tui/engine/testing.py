@@ -67,7 +67,8 @@ def tests_dir_at(tree: Path, tests: str, test_files: Iterable[str]) -> str | Non
 
 
 def transient_failure(run: TestRun) -> bool:
-    """Whether a run failed for a reason that may pass, so its result is no answer.
+    """Whether a run failed in a way that may pass, so its result is no answer, when the
+    code it ran is trusted (see `PytestStage.machine_failed` for code that is not).
 
     pytest that ended a session by itself answered, whatever the status: tests that
     fail, a usage error from the project's conftest or pytest-args, an internal error
@@ -201,6 +202,31 @@ class PytestStage:
         )
         self._announce(task, label, list(found.values()))
         return found
+
+    async def machine_failed(self, run: TestRun, workdir: Path) -> bool:
+        """Whether `run` failed for a reason that may pass, as told by a control run.
+
+        The runs of the cross-examination and of scoring execute an agent's code, which
+        can fake any sign of a passing failure (kill itself, print "No space left on
+        device") to keep a wrong patch from being scored. So a failure that looks
+        passing is taken as one only when pytest also fails on a tree of one empty test,
+        under the same interpreter, arguments and sandbox: then the machine (or the
+        settings) failed, not the code.
+        """
+        if not transient_failure(run):
+            return False
+        tree = workdir / "control"
+        try:
+            tree.mkdir(parents=True, exist_ok=True)
+            (tree / "test_control.py").write_text("def test_control():\n    pass\n")
+            control = await run_pytest(
+                self.command(tree, ["test_control.py"], [tree]),
+                self.sandbox,
+                workdir=workdir / "control-run",
+            )
+        except OSError:
+            return True
+        return control.error is not None or control.collected != 1
 
     def _announce(self, task: str, label: str, runs: Sequence[TestRun]) -> None:
         outcomes = [

@@ -376,7 +376,10 @@ def still_to_run(stored: Matrix | None, cast: Cast) -> dict[str, tuple[str, ...]
     A tree not in the matrix runs every author. A stored tree runs only authors the
     matrix does not know yet; one whose run failed as a whole (its patch does not
     apply) runs nothing more. `stored` is what `still_valid` kept of the stored matrix.
+    A task without a patch runs nothing: the unfixed code alone judges no patch.
     """
+    if not cast.patches:
+        return {}
     known = {author.name for author in stored.authors} if stored else set()
     names = tuple(author.name for author in cast.authors)
     plan: dict[str, tuple[str, ...]] = {}
