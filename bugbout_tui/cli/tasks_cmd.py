@@ -23,12 +23,12 @@ from bugbout_tui.core.config import Config
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.models import Oracle, OracleSet, Reason, Task, TaskSet
 from bugbout_tui.core.text import inert, inert_line
+from bugbout_tui.engine.environment import project_environment
 from bugbout_tui.engine.ground_truth import LOGS
 from bugbout_tui.engine.mining import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import test_command
 from bugbout_tui.engine.testing import tests_dir_at
-from bugbout_tui.infra.env import ensure_environment
 from bugbout_tui.infra.git import open_repository
 from bugbout_tui.infra.trees import pristine_tree
 from bugbout_tui.stages.prompts import Role, render_prompt
@@ -138,13 +138,7 @@ async def prompt_for(project: Project, task: Task, role: Role) -> str:
         )
     cfg = project.config.project
     repo = open_repository(cfg.repository, project.dir)
-    environment = await ensure_environment(
-        repo,
-        python=cfg.python_version(),
-        test_dependencies=cfg.test_dependencies,
-        install_project=cfg.install_project,
-        interpreter=cfg.interpreter,
-    )
+    environment = await project_environment(repo, cfg)
     base = await asyncio.to_thread(pristine_tree, repo, task.base_commit)
     tests_dir = tests_dir_at(base, cfg.tests, task.test_files) or cfg.tests
     return render_prompt(

@@ -302,7 +302,10 @@ class ProjectConfig(_Section):
         if repository is not None:
             if not repository.is_dir():
                 errors.append((("repository",), config_error(f"no directory at {repository}")))
-            elif not (repository / self.source).is_dir():
+            elif (
+                not _is_bare_repository(repository)  # no files to look at, only history
+                and not (repository / self.source).is_dir()
+            ):
                 errors.append(
                     (("source",), config_error(f"no directory '{self.source}' in {repository}"))
                 )
@@ -616,6 +619,16 @@ class Config(_Section):
     def agents(self) -> list[AgentConfig]:
         """Contestants then examiners: everyone whose tests take part in cross-examination."""
         return [*self.contestants, *self.examiners]
+
+
+def _is_bare_repository(path: Path) -> bool:
+    """A bare git repository: git's own files at the top, and nothing checked out."""
+    return (
+        (path / "HEAD").is_file()
+        and (path / "objects").is_dir()
+        and (path / "refs").is_dir()
+        and not (path / ".git").exists()
+    )
 
 
 def _resolve(root: Path, relative: str) -> Path:

@@ -271,7 +271,6 @@ class Race:
             directory.mkdir(parents=True)
         started_at = datetime.now(UTC)
         clock = time.monotonic()
-        self.bus.emit(AttemptStarted(attempt=attempt_id, logdir=str(logdir)))
         if not task.statement:
             return self._record(
                 task, entrant, attempt_id, started_at, clock, logdir,
@@ -331,6 +330,7 @@ class Race:
         def on_line(stream: str, line: str) -> None:
             self.bus.output(attempt_id, "stderr" if stream == "stderr" else "stdout", line)
 
+        self.bus.emit(AttemptStarted(attempt=attempt_id, logdir=str(logdir)))
         try:
             result = await run_process(
                 argv,
