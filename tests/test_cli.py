@@ -11,6 +11,8 @@ import pytest
 from gitrepo import GitRepo
 from projects import write_config, write_issues
 
+from bugbout_tui.tui.watch import JournalReader
+
 OPS = "def mean(xs):\n    return sum(xs) / len(xs)\n"
 OPS_FIXED = "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n"
 
@@ -259,3 +261,28 @@ def test_a_bare_repository_is_read_for_its_history_and_trees(
     result = bugbout("run", "--until", "ground-truth", cwd=runner, home=home)
     assert result.returncode == 0, result.stderr
     assert "[ground-truth] 1 of 1 tasks scored" in result.stderr
+
+
+def test_each_runs_journal_is_kept_and_a_follower_sees_the_new_one(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    write_config(project.root, "calc")
+    write_issues(project.root, {3: ("mean() crashes on []", "It raises ZeroDivisionError.")})
+    home = tmp_path / "home"
+    store = project.root / ".bugbout"
+    assert bugbout("run", "--until", "ground-truth", cwd=project.root, home=home).returncode == 0
+    real = (store / "events.jsonl").read_text()
+    assert "test-run-finished" in real
+    follower = JournalReader(store / "events.jsonl")
+    assert not follower.read().restarted
+
+    # Nothing left to do: this run's journal is short, and the real one is kept.
+    assert bugbout("run", "--until", "ground-truth", cwd=project.root, home=home).returncode == 0
+    (kept,) = store.glob("events-*.jsonl")
+    assert kept.read_text() == real
+    first = json.loads(real.splitlines()[0])
+    assert kept.name.startswith("events-" + first["at"][:10].replace("-", ""))
+    assert "test-run-finished" not in (store / "events.jsonl").read_text()
+    again = follower.read()
+    assert again.restarted
+    assert [e.type for e in again.events][:1] == ["bout-started"]
