@@ -101,12 +101,15 @@ def test_command(
     """The command an agent can run in its checkout to run the project's tests, with the
     same environment variables and pytest arguments bugbout's own runs use.
 
+    As in bugbout's own runs, a module that cannot be collected (a file the export of a
+    commit lacks, such as a submodule's) costs only its own tests, not the whole run.
     `tests_dir` is where the checkout's tests live when that is not `project.tests` (a
     project that has moved its tests since the task's commit)."""
     paths = [str(p) or "." for p in import_paths(Path(), project.source)]
     words = [f"{name}={shlex.quote(value)}" for name, value in sorted(project.env.items())]
     words += [f"PYTHONPATH={':'.join(paths)}", shlex.quote(str(environment.python))]
-    words += ["-m", "pytest", "-p", "no:cacheprovider", *map(shlex.quote, project.pytest_args)]
+    words += ["-m", "pytest", "-p", "no:cacheprovider", "--continue-on-collection-errors"]
+    words += map(shlex.quote, project.pytest_args)
     words.append(shlex.quote(tests_dir or project.tests))
     return " ".join(words)
 
