@@ -173,7 +173,7 @@ class GroundTruth(PytestStage):
         base_run = expand_collection_errors(base_run, known)
         oracle = compute_oracle(_outcomes(base_run), _outcomes(first), _outcomes(second))
         if not oracle.scored:
-            stored["reason"] = _why_unscored(oracle, first, base_run) or oracle.reason
+            stored["reason"] = _why_unscored(oracle, first, fix) or oracle.reason
         return oracle.model_copy(update=stored)
 
     def _not_stored(self, task: Task, problem: str) -> None:
@@ -203,7 +203,7 @@ def _outcomes(run: TestRun) -> dict[str, str]:
     return {test: result.outcome for test, result in run.outcomes.items()}
 
 
-def _why_unscored(oracle: Oracle, fix: TestRun, base: TestRun) -> str | None:
+def _why_unscored(oracle: Oracle, fix: TestRun, tree: Path) -> str | None:
     """Why no test is fail-to-pass, in the words that lead to a fix.
 
     A module of the fix's tests that cannot be collected on the fix is named with the
@@ -217,7 +217,7 @@ def _why_unscored(oracle: Oracle, fix: TestRun, base: TestRun) -> str | None:
     )
     if broken:
         node, result = broken[0]
-        message = first_error(result.message or "") or "an error while importing it"
+        message = first_error(result.message or "", tree=tree) or "an error while importing it"
         more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
         return f"the fix's tests cannot be collected: {node}: {message}{more}"
     tests = {node: result for node, result in fix.outcomes.items() if "::" in node}
