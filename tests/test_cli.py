@@ -11,6 +11,8 @@ import pytest
 from gitrepo import GitRepo
 from projects import write_config, write_issues
 
+from bugbout_tui.tui.watch import JournalReader
+
 OPS = "def mean(xs):\n    return sum(xs) / len(xs)\n"
 OPS_FIXED = "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n"
 
@@ -178,3 +180,109 @@ def test_tasks_shows_ground_truth_and_the_prompt_once_run(project: GitRepo, tmp_
         "tasks", "calc-3", "--show-prompt", "--role", "specify", cwd=project.root, home=home
     )
     assert "Do NOT fix it" in examiner.stdout
+
+
+def test_a_bout_with_no_contestant_stops_before_mining_with_exit_2(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    write_config(project.root, "calc")
+    write_issues(project.root, {3: ("mean() crashes on []", "It raises ZeroDivisionError.")})
+    result = bugbout("run", cwd=project.root, home=tmp_path / "home")
+    assert result.returncode == 2, result.stderr
+    assert "no contestant is configured" in result.stderr
+    assert "[[contestants]]" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (project.root / ".bugbout" / "tasks.json").exists()
+
+
+def test_a_tests_directory_missing_at_the_tip_is_named_with_its_line(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    config = write_config(project.root, "calc")
+    config.write_text(config.read_text().replace('tests = "tests"', 'tests = "nope"'))
+    write_issues(project.root, {})
+    result = bugbout("tasks", cwd=project.root, home=tmp_path / "home")
+    assert result.returncode == 2
+    assert "invalid value for 'tests' in [project] at bugbout.toml:3: " in result.stderr
+    assert f"no directory 'nope' at the tip of main ({project.head()[:12]})" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_tasks_says_why_a_ground_truth_failed_and_where_its_logs_are(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    """The package imports a module the test environment lacks, as old tenacity did six."""
+    project.commit("Use the compat layer", files={"src/calc/__init__.py": "import calc_compat\n"})
+    project.commit(
+        "Fix crash in mean on a list of one None (#4)",
+        files={
+            "src/calc/ops.py": OPS_FIXED.replace("if not xs:", "if not xs or xs == [None]:"),
+            "tests/test_none.py": "from calc.ops import mean\n\n\ndef test_none():\n"
+            "    assert mean([None]) == 0.0\n",
+        },
+    )
+    write_config(project.root, "calc")
+    write_issues(project.root, {3: ("mean() crashes", "[]"), 4: ("mean([None])", "TypeError")})
+    home = tmp_path / "home"
+    assert bugbout("run", "--until", "ground-truth", cwd=project.root, home=home).returncode == 0
+    why = (
+        "the fix's tests cannot be collected: tests/test_none.py: "
+        "ModuleNotFoundError: No module named 'calc_compat'"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-m", "bugbout_tui", "tasks", "calc-4"],
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        env={"BUGBOUT_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": "400"},
+        timeout=300,
+    )
+    flat = " ".join(shown.stdout.split())
+    assert f"not scored: {why}" in flat
+    logs = project.root / ".bugbout" / "logs" / "ground-truth" / "calc-4"
+    assert f"test logs {logs}/ (base.log, fix-1.log, fix-2.log)" in flat
+    data = json.loads(bugbout("tasks", "calc-4", "--json", cwd=project.root, home=home).stdout)
+    assert data["oracle"]["reason"] == why
+    assert data["oracle"]["logs"] == str(logs)
+    assert "No module named 'calc_compat'" in (logs / "fix-1.log").read_text()
+
+
+def test_a_bare_repository_is_read_for_its_history_and_trees(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    bare = tmp_path / "calc.git"
+    subprocess.run(["git", "clone", "--quiet", "--bare", str(project.root), str(bare)], check=True)
+    runner = tmp_path / "runner"
+    runner.mkdir()
+    config = write_config(runner, "calc")
+    config.write_text(config.read_text().replace("[project]", f'[project]\nrepository = "{bare}"'))
+    write_issues(runner, {3: ("mean() crashes on []", "It raises ZeroDivisionError.")})
+    home = tmp_path / "home"
+    result = bugbout("run", "--until", "ground-truth", cwd=runner, home=home)
+    assert result.returncode == 0, result.stderr
+    assert "[ground-truth] 1 of 1 tasks scored" in result.stderr
+
+
+def test_each_runs_journal_is_kept_and_a_follower_sees_the_new_one(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    write_config(project.root, "calc")
+    write_issues(project.root, {3: ("mean() crashes on []", "It raises ZeroDivisionError.")})
+    home = tmp_path / "home"
+    store = project.root / ".bugbout"
+    assert bugbout("run", "--until", "ground-truth", cwd=project.root, home=home).returncode == 0
+    real = (store / "events.jsonl").read_text()
+    assert "test-run-finished" in real
+    follower = JournalReader(store / "events.jsonl")
+    assert not follower.read().restarted
+
+    # Nothing left to do: this run's journal is short, and the real one is kept.
+    assert bugbout("run", "--until", "ground-truth", cwd=project.root, home=home).returncode == 0
+    (kept,) = store.glob("events-*.jsonl")
+    assert kept.read_text() == real
+    first = json.loads(real.splitlines()[0])
+    assert kept.name.startswith("events-" + first["at"][:10].replace("-", ""))
+    assert "test-run-finished" not in (store / "events.jsonl").read_text()
+    again = follower.read()
+    assert again.restarted
+    assert [e.type for e in again.events][:1] == ["bout-started"]

@@ -735,7 +735,91 @@ def test_events_report_every_task(
     progress = [json.loads(e.model_dump_json()) for e in bench.events]
     assert [(p["type"], p["done"], p["total"]) for p in progress] == [("stage-progress", 1, 1)]
     stored = bench.project.store.read(bench.project.store.matrices_dir / "calc-3.json", Matrix)
-    assert stored is not None and stored.authors == [] and set(stored.trees) == {"base"}
+    assert stored is not None and stored.authors == [] and stored.trees == {}
+
+
+def test_a_task_without_a_patch_runs_nothing_on_the_base(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An examiner's tests and the suite on the unfixed code alone judge no patch."""
+    bench = Bench(tmp_path)
+    examiner = _cast(bench)[3]
+    idle = bench.attempt("idle", {"tests/test_idle.py": "def test_x():\n    pass\n"})
+    matrix = bench.examine([examiner, idle], monkeypatch, VENDORS)
+    assert bench.trees == []
+    assert matrix.trees == {} and matrix.patches == []
+    assert not [e for e in bench.events if isinstance(e, ev.TestRunStarted)]
+
+
+def _set_pytest_args(bench: Bench, args: str) -> None:
+    config = bench.repo.root / "bugbout.toml"
+    config.write_text(config.read_text().replace("[run]", f"pytest-args = {args}\n\n[run]", 1))
+    bench.project = Project.load(bench.repo.root)
+
+
+def test_changed_conditions_run_every_tree_again_and_older_matrices_are_trusted(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench = Bench(tmp_path)
+    attempts = [_cast(bench)[0]]
+    first = bench.examine(attempts, monkeypatch, VENDORS)
+    assert first.conditions is not None and first.conditions.pytest_args == []
+    assert len(bench.trees) == 2
+
+    # A matrix from before conditions were kept is trusted, and takes the current ones.
+    path = bench.project.store.matrices_dir / "calc-3.json"
+    data = json.loads(path.read_text())
+    del data["conditions"]
+    path.write_text(json.dumps(data))
+    bench.trees.clear()
+    assert bench.examine(attempts, monkeypatch, VENDORS) == first
+    assert bench.trees == []
+
+    _set_pytest_args(bench, '["-p", "no:doctest"]')
+    bench.trees.clear()
+    again = bench.examine(attempts, monkeypatch, VENDORS)
+    assert len(bench.trees) == 2  # the base and the patch, every author on each
+    assert again.conditions is not None and again.conditions.pytest_args == ["-p", "no:doctest"]
+    assert again.trees["right"].cells == first.trees["right"].cells
+
+
+KILLER = (
+    "import os\nimport signal\n\nos.kill(os.getpid(), signal.SIGKILL)\n\n\n"
+    "def test_x():\n    pass\n"
+)
+
+
+def test_an_author_killing_its_run_keeps_the_tree_and_a_failing_machine_keeps_nothing(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run killed by a signal looks like the machine's trouble; the author's code can
+    fake that, so a control run on an empty test decides, and only the machine's
+    failure (the control fails too) leaves the tree to be done again."""
+    bench = Bench(tmp_path)
+    right = _cast(bench)[0]
+    killer = bench.attempt("killer", {"tests/test_killer.py": KILLER}, role="examiner")
+    real_run = testing_engine.run_pytest
+
+    async def broken_machine(cmd: PytestCommand, sandbox: Sandbox, **kwargs: Path) -> TestRun:
+        if cmd.tree.name == "control":  # as a full disk would fail it
+            return TestRun(
+                outcomes={}, collected=0, exit_code=-9, duration=0.1,
+                error="pytest was killed by SIGKILL without writing a JUnit report.",
+            )  # fmt: skip
+        return await real_run(cmd, sandbox, **kwargs)
+
+    monkeypatch.setattr(testing_engine, "run_pytest", broken_machine)
+    first = bench.examine([right, killer], monkeypatch, VENDORS)
+    assert first.trees == {}  # both trees held the killed run: neither is kept
+    errors = [e.message for e in bench.events if isinstance(e, ev.ErrorRaised)]
+    assert any("failed as the machine did" in m for m in errors), errors
+
+    monkeypatch.setattr(testing_engine, "run_pytest", real_run)
+    again = bench.examine([right, killer], monkeypatch, VENDORS)
+    assert set(again.trees) == {"base", "right"}
+    for tree in again.trees.values():
+        assert {c.outcome for c in tree.cells["killer"].values()} == {"uncollected"}
+        assert tree.cells["right"]
 
 
 # --- hostile authors -----------------------------------------------------------------------

@@ -19,6 +19,7 @@ from bugbout_tui.infra.detect import (
     github_from_remote,
     write_initial_config,
 )
+from bugbout_tui.infra.test_needs import find_test_dependencies
 
 ALL_AGENTS = ["codex", "claude-code", "gemini-cli", "mini-swe-agent"]
 
@@ -256,3 +257,124 @@ def test_init_with_a_named_source(tmp_path: Path) -> None:
     assert load_config(path).project.source == "lib/widgets"
     with pytest.raises(UsageError, match="no directory 'lib/nothing'"):
         write_initial_config(tmp_path, force=True, source="lib/nothing")
+
+
+# --- what the tests need ------------------------------------------------------------------
+
+TENACITY_LIKE = """\
+[project]
+name = "widgets"
+dependencies = ["attrs"]
+
+[project.optional-dependencies]
+doc = ["sphinx"]
+test = ["pytest", "tornado>=6.0", "typeguard"]
+
+[dependency-groups]
+dev = ["ruff", "pytest", "tornado>=6.0"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("files", "requirements", "source"),
+    [
+        (
+            {"pyproject.toml": TENACITY_LIKE},
+            ["pytest", "tornado>=6.0", "typeguard"],
+            "`[project.optional-dependencies] test` in pyproject.toml",
+        ),
+        (
+            {
+                "pyproject.toml": '[dependency-groups]\nbase = ["hypothesis"]\n'
+                'tests = ["pytest>=8", {include-group = "base"}, "widgets[extra]"]\n'
+                '[project]\nname = "widgets"\n'
+            },
+            ["pytest>=8", "hypothesis"],  # the project itself is no test dependency
+            "`[dependency-groups] tests` in pyproject.toml",
+        ),
+        (
+            {
+                "pyproject.toml": '[tool.poetry.group.test.dependencies]\npytest = "^7.2.0"\n'
+                'PyYAML = "~6.0"\nfreezegun = { version = "^0.3" }\nmock = "*"\n'
+            },
+            ["pytest>=7.2.0,<8", "PyYAML>=6.0,<6.1", "freezegun>=0.3,<0.4", "mock"],
+            "`[tool.poetry.group.test.dependencies]` in pyproject.toml",
+        ),
+        (
+            {
+                "requirements-test.txt": "# for the tests\n-r requirements/base.txt\n"
+                "pytest-mock>=3  # mocks\n--index-url https://example.invalid\n",
+                "requirements/base.txt": "pytest\nresponses==0.25\n",
+            },
+            ["pytest", "responses==0.25", "pytest-mock>=3"],
+            "requirements-test.txt",
+        ),
+        (
+            {
+                "tox.ini": "[tox]\nenvlist = py311\n\n[testenv]\ndeps =\n    pytest\n"
+                "    py38: mock\n    -r{toxinidir}/extra.txt\ncommands = pytest\n",
+                "extra.txt": "freezegun\n",
+            },
+            ["pytest", "mock", "freezegun"],
+            "`[testenv] deps` in tox.ini",
+        ),
+        (
+            {
+                "noxfile.py": "import nox\n\n\n@nox.session\ndef lint(session):\n"
+                "    session.install('ruff')\n\n\n@nox.session\ndef tests(session):\n"
+                "    session.install('-e', '.')\n    session.install('pytest', 'trustme')\n"
+            },
+            ["pytest", "trustme"],
+            "the test sessions of noxfile.py",
+        ),
+    ],
+)
+def test_test_dependencies_are_read_where_projects_declare_them(
+    tmp_path: Path, files: dict[str, str], requirements: list[str], source: str
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = find_test_dependencies(tmp_path)
+    assert list(found.requirements) == requirements
+    assert found.source == source
+    assert found.left_out == ()
+
+
+def test_a_development_group_is_read_without_its_tools(tmp_path: Path) -> None:
+    """As sqlparse declares its test dependencies: only in a `dev` group."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "sqlparse"\n[dependency-groups]\n'
+        'dev = ["pytest", "coverage", "ruff", "build", "sphinx", "furo", "hatch>=1.18.0",'
+        ' "sphinx-rtd-theme", "flake8-bugbear", "types-requests", "pyyaml"]\n'
+    )
+    found = find_test_dependencies(tmp_path)
+    assert found.requirements == ("pytest", "pyyaml")
+    assert found.source == "`[dependency-groups] dev` in pyproject.toml"
+    assert found.left_out == (
+        "coverage", "ruff", "build", "sphinx", "furo", "hatch", "sphinx-rtd-theme",
+        "flake8-bugbear", "types-requests",
+    )  # fmt: skip
+
+
+def test_init_writes_the_test_dependencies_with_where_they_came_from(tmp_path: Path) -> None:
+    package(tmp_path, "src/widgets")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pyproject.toml").write_text(TENACITY_LIKE)
+    path = write_initial_config(tmp_path)
+    text = path.read_text()
+    assert (
+        "# What the tests need besides the project's own dependencies, from\n"
+        "# `[project.optional-dependencies] test` in pyproject.toml.\n"
+        'test-dependencies = ["pytest", "tornado>=6.0", "typeguard"]\n'
+    ) in text
+    assert load_config(path).project.test_dependencies == ["pytest", "tornado>=6.0", "typeguard"]
+
+
+def test_init_without_declared_test_dependencies_leaves_the_default(tmp_path: Path) -> None:
+    package(tmp_path, "src/widgets")
+    path = write_initial_config(tmp_path)
+    text = path.read_text()
+    assert '# test-dependencies = ["pytest"]' in text
+    assert "none is declared\n# where bugbout looks" in text
+    assert load_config(path).project.test_dependencies == ["pytest"]

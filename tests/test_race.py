@@ -263,8 +263,10 @@ def test_a_task_without_issue_text_is_skipped_without_starting_an_agent(
         tasks=[NO_TEXT, "calc-1"],
         extra=edit("one", state) + edit("two", state, quota="other"),
     )
-    race(project)
+    events = race(project)
 
+    started = sorted(e.attempt for e in events if isinstance(e, AttemptStarted))
+    assert started == ["calc-1/one", "calc-1/two"]  # nothing said to start in a lane
     for name in ("one", "two"):
         record = attempt(project, NO_TEXT, name)
         assert record.status == "skipped"

@@ -7,6 +7,7 @@ The project and the way attempts are made are the cross-examination tests' (`Ben
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,8 +16,10 @@ import pytest
 from test_examine import OPS, RIGHT_OPS, WRONG_OPS, Bench
 
 import bugbout_tui.engine.testing as testing_engine
+from bugbout_tui.core import events as ev
 from bugbout_tui.core.models import Attempt, Oracle, OracleSet, Resolution, ResolutionSet
 from bugbout_tui.core.patch import Patch
+from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.scoring import Scoring
 from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.pytest_run import PytestCommand, TestResult, TestRun, run_pytest
@@ -166,7 +169,17 @@ class Scorer:
         )
         self.sandbox = select_sandbox("bubblewrap")
 
+        self.machine_broken = False
+        """Fail every control run, as a full disk would."""
+
         async def counted(cmd: PytestCommand, sandbox: Sandbox, **kwargs: Path) -> TestRun:
+            if cmd.tree.name == "control":
+                if self.machine_broken:
+                    return TestRun(
+                        outcomes={}, collected=0, exit_code=-9, duration=0.1,
+                        error="pytest was killed by SIGKILL without writing a JUnit report.",
+                    )  # fmt: skip
+                return await run_pytest(cmd, sandbox, **kwargs)
             self.runs.append(cmd)
             run = await run_pytest(cmd, sandbox, **kwargs)
             self.results[cmd.tree.parent.name] = run
@@ -284,3 +297,56 @@ def test_unscored_tasks_get_no_scores(
     assert scorer.score(unscored, attempts).patches == {}
     assert scorer.score(OracleSet(), attempts).patches == {}
     assert scorer.runs == []
+
+
+def test_a_patch_killing_its_run_is_scored_and_a_failing_machine_is_not(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A patch can fake a passing failure (kill its own run) to stay unscored; a control
+    run on an empty test tells that from the machine's own trouble."""
+    bench = Bench(tmp_path)
+    scorer = Scorer(bench, monkeypatch)
+    oracles = OracleSet(oracles={"calc-3": ORACLE})
+    killer = bench.attempt(
+        "killer",
+        {"src/calc/ops.py": "import os\nimport signal\n\nos.kill(os.getpid(), signal.SIGKILL)\n"},
+    )
+    scorer.machine_broken = True
+    assert scorer.score(oracles, [killer]).patches == {}
+    errors = [e.message for e in bench.events if isinstance(e, ev.ErrorRaised)]
+    assert any("control run failed too" in m for m in errors), errors
+    assert not (bench.project.store.root / "resolutions.json").exists()
+
+    scorer.machine_broken = False
+    found = scorer.score(oracles, [killer]).patches["calc-3"]["killer"]
+    assert found.status == "no-fix"
+    assert "SIGKILL" in (found.detail or "")
+
+
+def test_changed_conditions_score_again_and_older_scores_are_trusted(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench = Bench(tmp_path)
+    scorer = Scorer(bench, monkeypatch)
+    oracles = OracleSet(oracles={"calc-3": ORACLE})
+    attempts = [bench.attempt("right", {"src/calc/ops.py": RIGHT_OPS})]
+    first = scorer.score(oracles, attempts).patches["calc-3"]["right"]
+    assert first.conditions is not None and first.conditions.pytest_args == []
+
+    path = bench.project.store.root / "resolutions.json"
+    data = json.loads(path.read_text())
+    del data["patches"]["calc-3"]["right"]["conditions"]
+    path.write_text(json.dumps(data))
+    scorer.runs.clear()
+    assert scorer.score(oracles, attempts).patches["calc-3"]["right"] == first
+    assert scorer.runs == []
+
+    config = bench.repo.root / "bugbout.toml"
+    config.write_text(
+        config.read_text().replace("[run]", 'pytest-args = ["-p", "no:doctest"]\n[run]')
+    )
+    bench.project = Project.load(bench.repo.root)
+    again = scorer.score(oracles, attempts).patches["calc-3"]["right"]
+    assert len(scorer.runs) == 1
+    assert again.status == "resolved"
+    assert again.conditions is not None and again.conditions.pytest_args == ["-p", "no:doctest"]

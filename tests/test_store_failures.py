@@ -202,7 +202,12 @@ def test_a_read_only_project_cannot_get_a_store_and_says_so(
     project = copy_project(project_template, tmp_path / "proj", tasks=["calc-1"])
     shutil.rmtree(project / ".bugbout")
     ran = bugbout(
-        project, tmp_path / "home", "run", mounts=("--ro-bind", str(project), str(project))
+        project,
+        tmp_path / "home",
+        "run",
+        "--until",
+        "ground-truth",
+        mounts=("--ro-bind", str(project), str(project)),
     )
     assert_one_clean_message(
         ran, "cannot write .bugbout: its file system is read-only.", f"needs {project} to be"

@@ -104,6 +104,9 @@ def _plain_line(event: BaseEvent, state: BoutState) -> str | None:
             return f"[race] lane {event.quota} parked: {event.message}"
         case TestRunFinished():
             outcome = event.error or f"{event.passed} passed, {event.failed} failed"
+            if event.error is None and event.uncollected:
+                modules = "module" if event.uncollected == 1 else "modules"
+                outcome += f", {event.uncollected} {modules} not collected"
             return f"[tests] {event.task} on {event.label}: {outcome}"
         case ErrorRaised():
             return f"error: {event.message}"

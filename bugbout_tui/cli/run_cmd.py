@@ -36,7 +36,8 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--retry-failed",
         action="store_true",
-        help="run again attempts that stopped on a usage limit, crashed or timed out",
+        help="run again attempts that stopped on a usage limit, crashed or timed out, "
+        "and ground truths that are not scored",
     )
 
 

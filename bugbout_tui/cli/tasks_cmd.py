@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 from rich.console import Group
@@ -22,11 +23,14 @@ from bugbout_tui.core.config import Config
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.models import Oracle, OracleSet, Reason, Task, TaskSet
 from bugbout_tui.core.text import inert, inert_line
+from bugbout_tui.engine.environment import project_environment
+from bugbout_tui.engine.ground_truth import LOGS
 from bugbout_tui.engine.mining import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import test_command
-from bugbout_tui.infra.env import ensure_environment
+from bugbout_tui.engine.testing import tests_dir_at
 from bugbout_tui.infra.git import open_repository
+from bugbout_tui.infra.trees import pristine_tree
 from bugbout_tui.report.fitting import Column, FittedTable, PathText
 from bugbout_tui.stages.prompts import Role, render_prompt
 
@@ -95,12 +99,12 @@ def run(args: argparse.Namespace) -> int:
         task = _find(taskset, args.task)
         oracle = oracles.oracles.get(task.id)
         if args.json:
-            print(json.dumps(task_json(task, oracle), indent=2))
+            print(json.dumps(task_json(task, oracle, store=project.store.root), indent=2))
         else:
-            stdout.print(task_panel(task, project.config, oracle))
+            stdout.print(task_panel(task, project.config, oracle, store=project.store.root))
         return 0
     if args.json:
-        print(json.dumps(taskset_json(taskset, oracles), indent=2))
+        print(json.dumps(taskset_json(taskset, oracles, store=project.store.root), indent=2))
     else:
         stdout.print(tasks_table(taskset, project.config, oracles))
         stdout.print(funnel_table(taskset))
@@ -135,18 +139,14 @@ async def prompt_for(project: Project, task: Task, role: Role) -> str:
         )
     cfg = project.config.project
     repo = open_repository(cfg.repository, project.dir)
-    environment = await ensure_environment(
-        repo,
-        python=cfg.python_version(),
-        test_dependencies=cfg.test_dependencies,
-        install_project=cfg.install_project,
-        interpreter=cfg.interpreter,
-    )
+    environment = await project_environment(repo, cfg)
+    base = await asyncio.to_thread(pristine_tree, repo, task.base_commit)
+    tests_dir = tests_dir_at(base, cfg.tests, task.test_files) or cfg.tests
     return render_prompt(
         role,
         statement=task.statement,
-        test_command=test_command(environment, cfg),
-        tests_dir=cfg.tests,
+        test_command=test_command(environment, cfg, tests_dir),
+        tests_dir=tests_dir,
     )
 
 
@@ -158,8 +158,9 @@ def _find(taskset: TaskSet, task_id: str) -> Task:
     raise UsageError(f"no task '{task_id}'; the tasks are: {known}")
 
 
-def task_json(task: Task, oracle: Oracle | None = None) -> dict[str, Any]:
-    """The documented shape; `oracle` is added once ground truth has been stored."""
+def task_json(task: Task, oracle: Oracle | None = None, *, store: Path) -> dict[str, Any]:
+    """The documented shape; `oracle` is added once ground truth has been stored, with
+    its `logs` folder as a path under `store` (the store's root)."""
     shown: dict[str, Any] = {
         "id": task.id,
         "issue": task.issue,
@@ -178,14 +179,22 @@ def task_json(task: Task, oracle: Oracle | None = None) -> dict[str, Any]:
         "statement_missing": task.statement_missing,
     }
     if oracle is not None:
-        shown["oracle"] = oracle.model_dump()
+        shown["oracle"] = oracle.model_dump(mode="json")
+        shown["oracle"]["logs"] = _logs(oracle, store)
     return shown
 
 
-def taskset_json(taskset: TaskSet, oracles: OracleSet) -> dict[str, Any]:
+def _logs(oracle: Oracle, store: Path) -> str | None:
+    """Where an oracle's pytest logs are, as a path a person can open."""
+    return str(store / oracle.logs) if oracle.logs is not None else None
+
+
+def taskset_json(taskset: TaskSet, oracles: OracleSet, *, store: Path) -> dict[str, Any]:
     return {
         "examined": taskset.examined,
-        "tasks": [task_json(task, oracles.oracles.get(task.id)) for task in taskset.tasks],
+        "tasks": [
+            task_json(task, oracles.oracles.get(task.id), store=store) for task in taskset.tasks
+        ],
         "excluded": [
             {
                 "commit": item.commit,
@@ -317,7 +326,7 @@ def decided_table(taskset: TaskSet) -> FittedTable | None:
     return table
 
 
-def task_panel(task: Task, config: Config, oracle: Oracle | None) -> Panel:
+def task_panel(task: Task, config: Config, oracle: Oracle | None, *, store: Path) -> Panel:
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")
     facts.add_column()
@@ -337,6 +346,8 @@ def task_panel(task: Task, config: Config, oracle: Oracle | None) -> Panel:
     facts.add_row(Text("tests added"), Text(inert_line(", ".join(task.added_tests))))
     facts.add_row(Text("status"), status_of(task, config))
     facts.add_row(Text("ground truth"), oracle_text(oracle))
+    if oracle is not None and (logs := _logs(oracle, store)) is not None:
+        facts.add_row(Text("test logs"), Text(inert_line(f"{logs}/ ({', '.join(LOGS)})")))
     if oracle is not None:
         for label, tests in (
             ("fail→pass", oracle.fail_to_pass),

@@ -255,7 +255,10 @@ class ProjectConfig(_Section):
         if repository is not None:
             if not repository.is_dir():
                 errors.append((("repository",), config_error(f"no directory at {repository}")))
-            elif not (repository / self.source).is_dir():
+            elif (
+                not _is_bare_repository(repository)  # no files to look at, only history
+                and not (repository / self.source).is_dir()
+            ):
                 errors.append(
                     (("source",), config_error(f"no directory '{self.source}' in {repository}"))
                 )
@@ -361,6 +364,9 @@ class RunConfig(_Section):
         int, Field(gt=0), Explain(invalid="must be a positive whole number of bytes")
     ] = MAX_PATCH_BYTES
     """Nor is one whose changed files weigh more (each the larger of before and after)."""
+    hide_touched_tests: bool = False
+    """Keep every test file the fix touched out of the agents' checkouts, old content
+    and all, rather than hand them the base's test files as they were."""
 
     def capacity(self, quota: str) -> int:
         """How many runs on `quota` may go at once; one unless raised."""
@@ -591,6 +597,16 @@ class Config(_Section):
     def agents(self) -> list[AgentConfig]:
         """Contestants then examiners: everyone whose tests take part in cross-examination."""
         return [*self.contestants, *self.examiners]
+
+
+def _is_bare_repository(path: Path) -> bool:
+    """A bare git repository: git's own files at the top, and nothing checked out."""
+    return (
+        (path / "HEAD").is_file()
+        and (path / "objects").is_dir()
+        and (path / "refs").is_dir()
+        and not (path / ".git").exists()
+    )
 
 
 def _resolve(root: Path, relative: str) -> Path:

@@ -12,6 +12,7 @@ the section they introduce.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +40,7 @@ from bugbout_tui.core.config_errors import (
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.fs import write_atomic
 
-__all__ = ["AgentTable", "ConfigDocument", "Layout", "render_initial_config"]
+__all__ = ["AgentTable", "ConfigDocument", "FoundDependencies", "Layout", "render_initial_config"]
 
 AgentTable = Literal["contestants", "examiners"]
 
@@ -292,6 +293,22 @@ class Layout:
     """Further candidate packages, named in a comment so the user can switch."""
 
 
+@dataclass(frozen=True)
+class FoundDependencies:
+    """What a repository's tests need besides the project, and where that was read.
+
+    Attributes:
+        requirements: PEP 508 requirements, pytest first.
+        source: Where they came from, in words (``[project.optional-dependencies] test``
+            in pyproject.toml); None when nothing was found and pytest alone is given.
+        left_out: Names of a development group's entries left out as tools.
+    """
+
+    requirements: tuple[str, ...]
+    source: str | None
+    left_out: tuple[str, ...] = ()
+
+
 _AGENT_EXAMPLES: dict[str, tuple[str, ...]] = {
     "codex": ('# model = "gpt-5-codex"', '# reasoning-effort = "high"'),
     "claude-code": ('# model = "sonnet"', '# effort = "high"'),
@@ -331,10 +348,26 @@ def _contestant_lines(agents: Iterable[str]) -> list[str]:
     return lines
 
 
+def _test_dependency_lines(found: FoundDependencies | None) -> list[str]:
+    if found is None or found.source is None:
+        return [
+            "# What the tests need besides the project's own dependencies; none is declared",
+            "# where bugbout looks (test groups, requirements-test.txt, tox, nox).",
+            '# test-dependencies = ["pytest"]',
+        ]
+    said = f"What the tests need besides the project's own dependencies, from {found.source}"
+    if found.left_out:
+        said += f", leaving out tools the tests do not import: {', '.join(found.left_out)}"
+    listed = ", ".join(_toml_string(requirement) for requirement in found.requirements)
+    comment = textwrap.wrap(said + ".", width=86, break_on_hyphens=False)
+    return [*(f"# {line}" for line in comment), f"test-dependencies = [{listed}]"]
+
+
 def render_initial_config(
     layout: Layout,
     github: str | None,
     agents: Iterable[str],
+    test_dependencies: FoundDependencies | None = None,
 ) -> str:
     """A commented bugbout.toml for a repository, valid as written.
 
@@ -375,8 +408,7 @@ def render_initial_config(
     lines += [
         "# The test environment's Python; the one running bugbout by default.",
         '# python = "3.12"',
-        "# What the tests need besides the project's own dependencies.",
-        '# test-dependencies = ["pytest"]',
+        *_test_dependency_lines(test_dependencies),
         "# Extra pytest arguments and environment variables for every test run.",
         '# pytest-args = ["-p", "no:randomly"]',
         '# env = { DATABASE_URL = "sqlite://" }',

@@ -120,6 +120,9 @@ class TestRunFinished(BaseEvent):
     failed: int
     seconds: float
     error: str | None = None
+    uncollected: int = 0
+    """Test modules (or directories) that could not even be collected: not counted as
+    failed tests, since which tests they hold is unknown."""
 
 
 class ErrorRaised(BaseEvent):

@@ -155,6 +155,36 @@ class TaskSet(Record):
         return counts
 
 
+class Conditions(BaseModel):
+    """What a stored test result depended on besides the code under test.
+
+    The same tests on the same code can answer otherwise under another interpreter,
+    other pytest arguments or another sandbox, so each oracle, matrix and resolution
+    keeps the conditions it was made under, and a stage runs again what was made under
+    conditions other than the current ones. The agents taking part are not conditions:
+    adding a contestant runs only what is new.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    interpreter: str
+    """The test interpreter's path."""
+    environment: str
+    """The environment's key: it names the Python version and the digest of every
+    dependency list that went into the environment."""
+    test_dependencies: list[str]
+    pytest_args: list[str]
+    env: dict[str, str]
+    source: str
+    """The package directory, which decides what goes on PYTHONPATH."""
+    sandbox: str
+    """The sandbox backend the tests ran in (`bubblewrap`, `seatbelt`, `none`)."""
+    test_timeout: int
+    tests: str | None = None
+    """The tests directory, where the repository's suite is taken from: kept by
+    matrices, which run the suite; None for records that never run it."""
+
+
 class Oracle(BaseModel):
     """A task's ground truth from the maintainers' own tests, as SWE-bench defines it."""
 
@@ -167,6 +197,11 @@ class Oracle(BaseModel):
     scored: bool
     reason: str | None = None
     """Why the task is not scored (no fail-to-pass test, tests that cannot run)."""
+    logs: str | None = None
+    """The store's folder, relative to the store, holding the output of each of its
+    pytest runs (`base.log`, `fix-1.log`, `fix-2.log`); None when nothing ran."""
+    conditions: Conditions | None = None
+    """What it was made under; None in records from before conditions were kept."""
 
 
 class OracleSet(Record):
@@ -253,6 +288,8 @@ class Matrix(Record):
     patches: list[PatchFacts] = Field(default_factory=list)
     trees: dict[str, TreeRun] = Field(default_factory=dict)
     """`base` and one per patch, keyed by `TreeRun.tree`."""
+    conditions: Conditions | None = None
+    """What its trees ran under; None in records from before conditions were kept."""
 
 
 class Tokens(BaseModel):
@@ -283,6 +320,11 @@ class Attempt(Record):
     patch: Patch = Field(default_factory=Patch)
     logdir: str
     prompt_file: str | None = None
+    hidden: list[str] | None = None
+    """The base's files kept out of the agent's checkout (the test files the fix
+    touched, under `hide-touched-tests`). None in records from before this was kept,
+    when every test file the fix touched was kept out. Its tests are examined over
+    exactly the files it had."""
 
     @property
     def scorable(self) -> bool:
@@ -318,6 +360,9 @@ class Resolution(BaseModel):
     broken: list[str] = Field(default_factory=list)
     """Pass-to-pass tests the patch made fail."""
     detail: str | None = None
+    conditions: Conditions | None = None
+    """What its run was made under; None when nothing ran, and in records from before
+    conditions were kept."""
 
 
 class ResolutionSet(Record):

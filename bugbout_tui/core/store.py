@@ -142,6 +142,11 @@ class Store:
     def cache_dir(self) -> Path:
         return self.root / "cache"
 
+    @property
+    def logs_dir(self) -> Path:
+        """The output of test runs worth reading again (each ground truth's pytest runs)."""
+        return self.root / "logs"
+
     def ensure(self) -> None:
         """Create the store with a `.gitignore` that ignores the store itself.
 

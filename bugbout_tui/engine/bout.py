@@ -23,6 +23,7 @@ from bugbout_tui.core.events import (
 )
 from bugbout_tui.core.models import Attempt, Matrix, OracleSet, ResolutionSet, Task, TaskSet
 from bugbout_tui.engine.bus import EventBus
+from bugbout_tui.engine.environment import project_environment
 from bugbout_tui.engine.examine import CrossExamination
 from bugbout_tui.engine.ground_truth import GroundTruth
 from bugbout_tui.engine.mining import mine_tasks
@@ -30,7 +31,7 @@ from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import Entrant, Race
 from bugbout_tui.engine.reporting import judge_matrices, load_report, write_report
 from bugbout_tui.engine.scoring import Scoring
-from bugbout_tui.infra.env import Environment, ensure_environment
+from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.git import open_repository
 from bugbout_tui.infra.sandbox import Sandbox, select_sandbox
 from bugbout_tui.report import Report
@@ -94,6 +95,13 @@ class Bout:
 
     async def arun(self, *, until: Stage | None = None) -> Report | None:
         stages = _stages_until(until)
+        if "race" in stages and not any(e.role == "contestant" for e in self.entrants()):
+            raise UsageError(
+                "no contestant is configured, so a bout has no agent to race",
+                hint="Add a [[contestants]] table to bugbout.toml (`bugbout init --force` "
+                "writes one for each agent on PATH), or stop before the race with "
+                "`--until ground-truth`.",
+            )
         with self.project.store.lock():
             self.bus.open_journal(self.project.store.events_path)
             self.bus.emit(
@@ -134,7 +142,12 @@ class Bout:
             self.taskset = await asyncio.to_thread(mine_tasks, self.project)
         elif stage == "ground-truth":
             truth = GroundTruth(
-                self.project, self.repo(), await self.environment(), self.sandbox(), self.bus
+                self.project,
+                self.repo(),
+                await self.environment(),
+                self.sandbox(),
+                self.bus,
+                retry_failed=self.retry_failed,
             )
             self.oracles = await truth.run(self.raceable_tasks())
         elif stage == "race":
@@ -226,14 +239,7 @@ class Bout:
 
     async def environment(self) -> Environment:
         if self._environment is None:
-            cfg = self.project.config.project
-            self._environment = await ensure_environment(
-                self.repo(),
-                python=cfg.python_version(),
-                test_dependencies=cfg.test_dependencies,
-                install_project=cfg.install_project,
-                interpreter=cfg.interpreter,
-            )
+            self._environment = await project_environment(self.repo(), self.project.config.project)
         return self._environment
 
     def sandbox(self) -> Sandbox:

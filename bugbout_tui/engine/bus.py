@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import stat
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Literal
 
@@ -15,6 +19,43 @@ Subscriber = Callable[[BaseEvent], None]
 
 LINE_LIMIT = 500
 """Characters of one output line an event carries; the log file keeps the whole line."""
+KEPT_JOURNALS = 20
+"""Earlier runs' journals kept beside the current one; the oldest go first."""
+_HEAD_LIMIT = 4096
+"""Bytes of a journal read for its first event, which names when its run started."""
+
+
+def keep_journal(journal: Path) -> Path | None:
+    """Move the last run's journal aside as `events-<its start>.jsonl`, so a run that
+    does nothing never costs the journal of one that did. Returns where it went (None
+    when there was none), and drops the oldest beyond `KEPT_JOURNALS`.
+
+    A run following the journal (`bugbout-tui --watch`) sees the file begun afresh.
+    """
+    try:
+        if not stat.S_ISREG(os.lstat(journal).st_mode):
+            return None  # not a journal this store wrote; opening it says what is wrong
+        with journal.open("rb") as handle:
+            first = handle.readline(_HEAD_LIMIT)
+    except FileNotFoundError:
+        return None
+    if not first.strip():
+        return None
+    try:
+        started = datetime.fromisoformat(json.loads(first)["at"]).astimezone(UTC)
+    except (ValueError, KeyError, TypeError):
+        started = datetime.fromtimestamp(journal.stat().st_mtime, UTC)
+    stamp = started.strftime("%Y%m%dT%H%M%S%fZ")
+    target = journal.with_name(f"{journal.stem}-{stamp}{journal.suffix}")
+    count = 1
+    while target.exists():
+        count += 1
+        target = journal.with_name(f"{journal.stem}-{stamp}-{count}{journal.suffix}")
+    os.replace(journal, target)
+    kept = sorted(journal.parent.glob(f"{journal.stem}-*{journal.suffix}"))
+    for old in kept[:-KEPT_JOURNALS]:
+        old.unlink(missing_ok=True)
+    return target
 
 
 class EventBus:
@@ -37,9 +78,11 @@ class EventBus:
         self._skipped: dict[str, int] = {}
 
     def open_journal(self, journal: Path) -> None:
-        """Start the journal afresh; only the holder of the store's lock may do this."""
+        """Start the journal afresh, the last run's kept beside it (`keep_journal`); only
+        the holder of the store's lock may do this."""
         try:
             journal.parent.mkdir(parents=True, exist_ok=True)
+            keep_journal(journal)
             self._journal = journal.open("w", encoding="utf-8")
         except OSError as exc:
             raise store_error(exc, journal) from None

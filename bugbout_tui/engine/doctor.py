@@ -32,6 +32,7 @@ from bugbout_tui.agents.registry import agent_from_config
 from bugbout_tui.core.config import AgentConfig
 from bugbout_tui.core.errors import BugboutError, ToolMissingError
 from bugbout_tui.core.git_urls import is_git_url
+from bugbout_tui.engine.environment import packaging_tree
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.testing import import_paths
 from bugbout_tui.infra.detect import github_from_remote
@@ -505,9 +506,10 @@ class _Doctor:
         )
         started = time.monotonic()
         try:
+            tree = await asyncio.to_thread(packaging_tree, found.value.path, project)
             environment = await asyncio.wait_for(
                 ensure_environment(
-                    found.value.path,
+                    tree,
                     python=project.python_version(),
                     test_dependencies=project.test_dependencies,
                     install_project=project.install_project,

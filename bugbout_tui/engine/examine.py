@@ -23,7 +23,12 @@ from bugbout_tui.core.events import ErrorRaised, StageProgress
 from bugbout_tui.core.models import Attempt, Cell, Matrix, Task, TreeRun
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.project import Project
-from bugbout_tui.engine.testing import PytestStage, import_paths
+from bugbout_tui.engine.testing import (
+    PytestStage,
+    import_paths,
+    tests_dir_at,
+    transient_failure,
+)
 from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.pytest_each import SeparateRun
 from bugbout_tui.infra.pytest_run import TestRun
@@ -130,8 +135,10 @@ class CrossExamination(PytestStage):
         path = self.matrix_path(task.id)
         on_disk = store.read(path, Matrix)
         cfg = self.project.config
+        current = self.conditions(suite=True)
         cast = cast_for(attempts, vendors=self.vendors, run_suite=cfg.judge.run_suite)
-        stored = still_valid(on_disk, cast)
+        same = on_disk is not None and on_disk.conditions in (None, current)
+        stored = still_valid(on_disk if same else None, cast)
         plan = still_to_run(stored, cast)
         results: dict[str, TreeRun] = {}
         if plan:
@@ -155,8 +162,13 @@ class CrossExamination(PytestStage):
                 )
             finally:
                 shutil.rmtree(workspace, ignore_errors=True)
-            results = {tree.tree: tree for tree in trees}
+            results = {tree.tree: tree for tree in trees if tree is not None}
+            unanswered = {name for name in plan if name not in results}
+            if stored is not None and unanswered:  # redone whole next time
+                kept = {k: v for k, v in stored.trees.items() if k not in unanswered}
+                stored = stored.model_copy(update={"trees": kept})
         matrix = assemble(task.id, stored, cast, results)
+        matrix = matrix.model_copy(update={"conditions": current})
         if matrix != on_disk:
             store.write(path, matrix)
         return matrix
@@ -174,27 +186,37 @@ class CrossExamination(PytestStage):
         cfg = self.project.config.project
         base = pristine_tree(self.repo, task.base_commit)
         top_level = [(entry.name, entry.is_dir()) for entry in os.scandir(base)]
-        tests_dir = base / cfg.tests
-        suite = suite_paths(cfg.tests, top_level) if tests_dir.is_dir() else []
+        problems: list[str] = []
+        found = tests_dir_at(base, cfg.tests, task.test_files)
+        tests = found or cfg.tests
+        suite = suite_paths(tests, top_level) if found is not None else []
         dropped = [] if suite else ["suite"]
+        if found is None and any(author.kind == "suite" for author in cast.authors):
+            problems.append(
+                f"there is no tests directory '{cfg.tests}' at the base {task.base_commit[:12]} "
+                "(nor beside the fix's test files), so the repository's suite is left out "
+                "of this task's cross-examination; set [project] tests to where the tests live"
+            )
         pythonpath = [str(p.relative_to(base)) for p in import_paths(base, cfg.source)]
-        if suite and tests_dir != base and not (tests_dir / "__init__.py").is_file():
+        tests_path = base / tests
+        if suite and tests_path != base and not (tests_path / "__init__.py").is_file():
             # Agents ran their tests with pytest putting this directory on sys.path, so
             # `from helpers import ...` found the base's helpers; it must here too.
-            pythonpath.append(cfg.tests)
+            pythonpath.append(tests)
         running = {name for names in plan.values() for name in names}
         authors = [a for a in cast.authors if a.kind != "suite" and a.name in running]
         packages = {a.name: package_name(index, a.name) for index, a in enumerate(authors)}
-        files = overlay_files(
-            _walk(base),
-            source=cfg.source,
-            tests=cfg.tests,
-            hidden=[*task.test_files, *task.test_data_files],
-        )
+        every_file = _walk(base)
+        touched = [*task.test_files, *task.test_data_files]
         overlays: dict[str, Path] = {}
-        problems: list[str] = []
         for author in authors:
             overlay = workspace / "authors" / packages[author.name]
+            files = overlay_files(
+                every_file,
+                source=cfg.source,
+                tests=tests,
+                hidden=touched if author.hidden is None else author.hidden,
+            )
             try:
                 _lay_over(base, files, overlay, author)
             except BugboutError as exc:
@@ -238,14 +260,16 @@ class CrossExamination(PytestStage):
         *,
         fresh: bool,
         runs: asyncio.Semaphore,
-    ) -> TreeRun:
+    ) -> TreeRun | None:
         """One tree's runs of `names`' tests, each author's apart from the others, so no
         author's tests, conftest or import-time code can change another's outcomes.
 
         A run that fails as a whole (a test that kills or hangs pytest, a conftest that
         cannot be imported there) costs only its own author's cells. The tree is in error
         only when it is new and every run on it failed: then the failure is the tree's
-        (its patch does not apply, or breaks every run).
+        (its patch does not apply, or breaks every run). None when a run failed because
+        the machine did (a control run fails too, or the tree could not be copied):
+        nothing of the tree is kept, and the next run does it again.
         """
         authors = [setup.cast.author(name) for name in names]
         if not authors and setup.cast.patch(tree) is None:
@@ -267,6 +291,13 @@ class CrossExamination(PytestStage):
                     folder / "runs",
                     pythonpath=[source / path for path in setup.pythonpath],
                 )
+                suspect = next((r for r in found.values() if transient_failure(r)), None)
+                if suspect is not None and await self.machine_failed(suspect, folder / "control"):
+                    self._unanswered(setup, tree, suspect.error or "")
+                    return None
+            except OSError as exc:
+                self._unanswered(setup, tree, f"could not prepare it: {exc}")
+                return None
             finally:
                 await asyncio.to_thread(shutil.rmtree, folder, True)
         errors = [found[a.name].error for a in authors if found[a.name].error is not None]
@@ -280,6 +311,16 @@ class CrossExamination(PytestStage):
             else:
                 cells[author.name] = _unrun(setup, author, run)
         return TreeRun(tree=tree, cells=cells)
+
+    def _unanswered(self, setup: _Setup, tree: str, problem: str) -> None:
+        first = next((line for line in problem.splitlines() if line.strip()), problem)
+        self.bus.emit(
+            ErrorRaised(
+                message=f"{setup.task.id}: the tree {tree} failed as the machine did ({first}); "
+                "nothing of it is kept, and the next run does it again.",
+                task=setup.task.id,
+            )
+        )
 
     def _separate(self, setup: _Setup, author: AuthorSpec) -> SeparateRun:
         """An author's run: the suite where it lives, anyone else's tests in its own

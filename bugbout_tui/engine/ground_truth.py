@@ -4,6 +4,13 @@ For every task the fix's test modules run on the base (with the fix's test files
 in) and twice on the fix, in scratch copies of pristine trees, inside the sandbox.
 Tasks run side by side up to the number of cores; each oracle is stored the moment it
 is known, so a stopped run resumes with the tasks it had not finished.
+
+An oracle is kept with the conditions it was made under (`Conditions`): one made under
+other conditions than the current ones is made again, and so is one that is not scored
+when the run asks to retry what failed. A run that failed for a reason that may pass
+(a full disk, a sandbox that could not start, pytest killed by a signal) is no answer
+about the task: nothing is stored for it, and the next run tries again. Each run's
+pytest output is kept in the store, and the oracle names the folder.
 """
 
 from __future__ import annotations
@@ -13,19 +20,22 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from bugbout_tui.core.events import (
-    ErrorRaised,
-    StageProgress,
-)
-from bugbout_tui.core.models import Oracle, OracleSet, Task
-from bugbout_tui.engine.testing import PytestStage
-from bugbout_tui.infra.pytest_run import (
-    TestRun,
-    expand_collection_errors,
-)
+from bugbout_tui.core.events import ErrorRaised, StageProgress
+from bugbout_tui.core.models import Conditions, Oracle, OracleSet, Task
+from bugbout_tui.engine.bus import EventBus
+from bugbout_tui.engine.project import Project
+from bugbout_tui.engine.testing import PytestStage, first_error, transient_failure
+from bugbout_tui.infra.env import Environment
+from bugbout_tui.infra.pytest_run import TestRun, expand_collection_errors
+from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
 from bugbout_tui.stages.examine import is_test_module
-from bugbout_tui.stages.oracle import compute_oracle, unrunnable
+from bugbout_tui.stages.oracle import PASSING, compute_oracle, unrunnable
+
+LOGS = ("base.log", "fix-1.log", "fix-2.log")
+"""The output of the three runs, in the oracle's log folder."""
+_LISTED = 3
+"""How many failing tests a reason names before it only counts the rest."""
 
 
 class GroundTruth(PytestStage):
@@ -33,19 +43,60 @@ class GroundTruth(PytestStage):
 
     stage_dir = "oracle"
 
+    def __init__(
+        self,
+        project: Project,
+        repo: Path,
+        environment: Environment,
+        sandbox: Sandbox,
+        bus: EventBus,
+        *,
+        retry_failed: bool = False,
+        parallel: int | None = None,
+    ) -> None:
+        super().__init__(project, repo, environment, sandbox, bus, parallel=parallel)
+        self.retry_failed = retry_failed
+
+    def needs_run(self, stored: Oracle | None, current: Conditions) -> bool:
+        """Whether a task's oracle is to be made (again).
+
+        A record from before conditions were kept is trusted when it is scored, and made
+        again once when it is not: those are the records an earlier version could have
+        stored after a run that failed for a passing reason.
+        """
+        if stored is None:
+            return True
+        if stored.conditions is None:
+            return not stored.scored
+        return stored.conditions != current or (self.retry_failed and not stored.scored)
+
     async def run(self, tasks: Sequence[Task]) -> OracleSet:
         store = self.project.store
         oracles = store.read(store.oracles_path, OracleSet) or OracleSet()
-        todo = [task for task in tasks if task.id not in oracles.oracles]
+        current = self.conditions()
+        todo: list[Task] = []
+        adopted = False
+        for task in tasks:
+            stored = oracles.oracles.get(task.id)
+            if self.needs_run(stored, current):
+                todo.append(task)
+            elif stored is not None and stored.conditions is None:
+                oracles.oracles[task.id] = stored.model_copy(update={"conditions": current})
+                adopted = True
+        if adopted:
+            store.write(store.oracles_path, oracles)
         done = len(tasks) - len(todo)
         gate = asyncio.Semaphore(self.parallel)
 
         async def one(task: Task) -> None:
             nonlocal done
             async with gate:
-                oracle = await self.oracle_for(task)
-            oracles.oracles[task.id] = oracle
-            store.write(store.oracles_path, oracles)
+                oracle = await self.oracle_for(task, current)
+            if oracle is not None:
+                oracles.oracles[task.id] = oracle
+                store.write(store.oracles_path, oracles)
+            elif oracles.oracles.pop(task.id, None) is not None:  # stale, and no answer now
+                store.write(store.oracles_path, oracles)
             done += 1
             self.bus.emit(
                 StageProgress(stage="ground-truth", done=done, total=len(tasks), detail=task.id)
@@ -56,36 +107,83 @@ class GroundTruth(PytestStage):
                 group.create_task(one(task))
         return oracles
 
-    async def oracle_for(self, task: Task) -> Oracle:
+    def logs_for(self, task: Task) -> Path:
+        return self.project.store.logs_dir / "ground-truth" / task.id
+
+    async def oracle_for(self, task: Task, conditions: Conditions) -> Oracle | None:
+        """The task's oracle, or None when its runs failed for a reason that may pass
+        (an error event says which)."""
         tests = [path for path in task.test_files if is_test_module(path)]
         if not tests:
-            return unrunnable("the fix changed no test module that pytest would collect")
+            reason = "the fix changed no test module that pytest would collect"
+            return unrunnable(reason).model_copy(update={"conditions": conditions})
         workspace = self.scratch / task.id
+        logs = self.logs_for(task)
         shutil.rmtree(workspace, ignore_errors=True)
-        workspace.mkdir(parents=True)
         try:
+            shutil.rmtree(logs, ignore_errors=True)
+            workspace.mkdir(parents=True)
+            logs.mkdir(parents=True)
             base, fix = await asyncio.to_thread(self._prepare, task, workspace)
             tests = [path for path in tests if (fix / path).is_file()]
             if not tests:
-                return unrunnable("the fix deleted the test modules it touched")
+                reason = "the fix deleted the test modules it touched"
+                return unrunnable(reason).model_copy(update={"conditions": conditions})
             base_run, first = await asyncio.gather(
-                self.run_tests(task.id, "base", base, tests, workspace / "base-run"),
-                self.run_tests(task.id, "fix", fix, tests, workspace / "fix-run-1"),
+                self.run_tests(
+                    task.id, "base", base, tests, workspace / "base-run", log_path=logs / LOGS[0]
+                ),
+                self.run_tests(
+                    task.id, "fix", fix, tests, workspace / "fix-run-1", log_path=logs / LOGS[1]
+                ),
             )
             second = await self.run_tests(
-                task.id, "fix (2nd run)", fix, tests, workspace / "fix-run-2"
+                task.id,
+                "fix (2nd run)",
+                fix,
+                tests,
+                workspace / "fix-run-2",
+                log_path=logs / LOGS[2],
             )
         except Exception as exc:  # a task that cannot be prepared must not sink the others
-            self.bus.emit(ErrorRaised(message=str(exc), task=task.id))
-            return unrunnable(f"its tests could not be set up: {exc}")
+            self._not_stored(task, f"its tests could not be set up: {exc}")
+            return None
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
+        stored = {
+            "logs": logs.relative_to(self.project.store.root).as_posix(),
+            "conditions": conditions,
+        }
+        for label, run, tree in (
+            ("base", base_run, base),
+            ("fix", first, fix),
+            ("fix", second, fix),
+        ):
+            if transient_failure(run):
+                assert run.error is not None
+                self._not_stored(
+                    task, f"a run on the {label} failed: {first_error(run.error, tree=tree)}"
+                )
+                return None
         for run in (first, second):
             if run.error is not None:
-                return unrunnable(f"the tests could not run on the fix: {run.error}")
+                reason = f"the tests could not run on the fix: {first_error(run.error, tree=fix)}"
+                return unrunnable(reason).model_copy(update=stored)
         known = set(first.outcomes) | set(second.outcomes)
         base_run = expand_collection_errors(base_run, known)
-        return compute_oracle(_outcomes(base_run), _outcomes(first), _outcomes(second))
+        oracle = compute_oracle(_outcomes(base_run), _outcomes(first), _outcomes(second))
+        if not oracle.scored:
+            stored["reason"] = _why_unscored(oracle, first, fix) or oracle.reason
+        return oracle.model_copy(update=stored)
+
+    def _not_stored(self, task: Task, problem: str) -> None:
+        self.bus.emit(
+            ErrorRaised(
+                message=f"{task.id}: {problem}. This may pass, so no ground truth is kept "
+                "for it; the next run tries again.",
+                task=task.id,
+            )
+        )
 
     def _prepare(self, task: Task, workspace: Path) -> tuple[Path, Path]:
         """Scratch copies: the base with the fix's test files put in, and the fix."""
@@ -103,3 +201,36 @@ class GroundTruth(PytestStage):
 
 def _outcomes(run: TestRun) -> dict[str, str]:
     return {test: result.outcome for test, result in run.outcomes.items()}
+
+
+def _why_unscored(oracle: Oracle, fix: TestRun, tree: Path) -> str | None:
+    """Why no test is fail-to-pass, in the words that lead to a fix.
+
+    A module of the fix's tests that cannot be collected on the fix is named with the
+    first line of its error (a dependency missing from the test environment, most
+    often). Otherwise the reason says what the tests did on each side.
+    """
+    broken = sorted(
+        (node, result)
+        for node, result in fix.outcomes.items()
+        if "::" not in node and result.outcome == "error"
+    )
+    if broken:
+        node, result = broken[0]
+        message = first_error(result.message or "", tree=tree) or "an error while importing it"
+        more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+        return f"the fix's tests cannot be collected: {node}: {message}{more}"
+    tests = {node: result for node, result in fix.outcomes.items() if "::" in node}
+    if not tests:
+        return None
+    failing = sorted(node for node, result in tests.items() if result.outcome not in PASSING)
+    parts = []
+    if oracle.pass_to_pass:
+        parts.append(f"{len(oracle.pass_to_pass)} pass before and after it")
+    if failing:
+        named = ", ".join(failing[:_LISTED])
+        rest = f" and {len(failing) - _LISTED} more" if len(failing) > _LISTED else ""
+        parts.append(f"{len(failing)} fail on the fix too ({named}{rest})")
+    if not parts:
+        return None
+    return f"{oracle.reason}: {'; '.join(parts)}"

@@ -7,10 +7,11 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from bugbout_tui.core.config_errors import ConfigError, ConfigProblem, key_lines, line_of
 from bugbout_tui.core.models import TaskSet
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.detect import github_from_remote
-from bugbout_tui.infra.git import default_branch, head_commit, open_repository
+from bugbout_tui.infra.git import default_branch, head_commit, is_directory, open_repository
 from bugbout_tui.stages.mine import mine
 from bugbout_tui.stages.statement import issue_source_from_settings
 from bugbout_tui.stages.tasks import build_taskset
@@ -65,6 +66,7 @@ def mine_tasks(
     fingerprint = mining_fingerprint(project, github)
     stored = store.read(store.tasks_path, TaskSet)
     head = head_commit(repo, ref)
+    _check_tests_dir(project, repo, ref, head)
     current = stored is not None and stored.fingerprint == fingerprint
     retried = stored.unread() if stored is not None and current else 0
     if stored is not None and current and not refresh and stored.head == head and not retried:
@@ -91,3 +93,38 @@ def mine_tasks(
     taskset.retried = retried
     store.write(store.tasks_path, taskset)
     return taskset
+
+
+def _check_tests_dir(project: Project, repo: Path, ref: str, head: str) -> None:
+    """Stop at once when `[project] tests` names no directory at the tip of the branch.
+
+    Left unchecked, the repository's suite silently drops out of every cross-examination
+    and the agents' test command points at nothing. Only the tip is checked: a project
+    may have moved its tests since, and a task from before the move finds them beside
+    its own test files.
+    """
+    tests = project.config.project.tests
+    if tests in ("", ".") or is_directory(repo, head, tests):
+        return
+    file = project.config_path
+    try:
+        lines = key_lines(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        lines = {}
+    written = ("project", "tests") in lines
+    branch = ref.removeprefix("refs/heads/").removeprefix("refs/remotes/")
+    default = "" if written else " (the default)"
+    raise ConfigError(
+        [
+            ConfigProblem(
+                file=file,
+                line=line_of(lines, ("project", "tests")),
+                key="project.tests",
+                kind="invalid-value" if written else "missing-key",
+                message=f"there is no directory '{tests}'{default} at the tip of {branch} "
+                f"({head[:12]}) in {repo}; name the directory that holds the tests there",
+                section="[project]",
+                name="tests",
+            )
+        ]
+    )

@@ -39,7 +39,7 @@ from bugbout_tui.core.paths import bugbout_home, known_homes
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.scheduler import Job, QuotaParkedError, run_in_lanes
-from bugbout_tui.engine.testing import import_paths
+from bugbout_tui.engine.testing import import_paths, tests_dir_at
 from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.git import repository_paths
 from bugbout_tui.infra.proc import command_line_problem, run_process
@@ -103,15 +103,35 @@ def attempt_path(attempts_dir: Path, task: str, name: str) -> Path:
     return attempts_dir / task / f"{quote(name, safe='')}.json"
 
 
-def test_command(environment: Environment, project: ProjectConfig) -> str:
+def test_command(
+    environment: Environment, project: ProjectConfig, tests_dir: str | None = None
+) -> str:
     """The command an agent can run in its checkout to run the project's tests, with the
-    same environment variables and pytest arguments bugbout's own runs use."""
+    same environment variables and pytest arguments bugbout's own runs use.
+
+    As in bugbout's own runs, a module that cannot be collected (a file the export of a
+    commit lacks, such as a submodule's) costs only its own tests, not the whole run.
+    `tests_dir` is where the checkout's tests live when that is not `project.tests` (a
+    project that has moved its tests since the task's commit)."""
     paths = [str(p) or "." for p in import_paths(Path(), project.source)]
     words = [f"{name}={shlex.quote(value)}" for name, value in sorted(project.env.items())]
     words += [f"PYTHONPATH={':'.join(paths)}", shlex.quote(str(environment.python))]
-    words += ["-m", "pytest", "-p", "no:cacheprovider", *map(shlex.quote, project.pytest_args)]
-    words.append(shlex.quote(project.tests))
+    words += ["-m", "pytest", "-p", "no:cacheprovider", "--continue-on-collection-errors"]
+    words += map(shlex.quote, project.pytest_args)
+    words.append(shlex.quote(tests_dir or project.tests))
     return " ".join(words)
+
+
+def hidden_files(task: Task, *, hide_touched_tests: bool) -> list[str]:
+    """What of the base is kept out of an agent's checkout.
+
+    Nothing by default: the base's test files hold nothing of the fix, and the agent's
+    test command needs them to collect (another module may import from one the fix
+    edits). Under `hide-touched-tests`, every test file the fix touched, with its old
+    content: the agent cannot see what the fix's tests replaced, at the cost of a test
+    command that may not collect and tests that lose their helpers.
+    """
+    return [*task.test_files, *task.test_data_files] if hide_touched_tests else []
 
 
 def _keep_plain_files(root: Path) -> None:
@@ -261,7 +281,6 @@ class Race:
             directory.mkdir(parents=True)
         started_at = datetime.now(UTC)
         clock = time.monotonic()
-        self.bus.emit(AttemptStarted(attempt=attempt_id, logdir=str(logdir)))
         if not task.statement:
             return self._record(
                 task, entrant, attempt_id, started_at, clock, logdir,
@@ -274,15 +293,16 @@ class Race:
                 self.repo,
                 task.base_commit,
                 folder / "workdir",
-                hidden=[*task.test_files, *task.test_data_files],
+                hidden=self._hidden(task),
                 scratch=folder / "git",
             )
-            command = test_command(self.environment, cfg)
+            tests_dir = tests_dir_at(copy.path, cfg.tests, task.test_files) or cfg.tests
+            command = test_command(self.environment, cfg, tests_dir)
             prompt = render_prompt(
                 entrant.prompt_role,
                 statement=task.statement,
                 test_command=command,
-                tests_dir=cfg.tests,
+                tests_dir=tests_dir,
             )
             (logdir / "prompt.md").write_text(prompt, encoding="utf-8")
             session = Session(
@@ -321,6 +341,7 @@ class Race:
         def on_line(stream: str, line: str) -> None:
             self.bus.output(attempt_id, "stderr" if stream == "stderr" else "stdout", line)
 
+        self.bus.emit(AttemptStarted(attempt=attempt_id, logdir=str(logdir)))
         try:
             result = await run_process(
                 argv,
@@ -389,6 +410,9 @@ class Race:
         )  # fmt: skip
         _clear_copy(folder)
         return attempt
+
+    def _hidden(self, task: Task) -> list[str]:
+        return hidden_files(task, hide_touched_tests=self.project.config.run.hide_touched_tests)
 
     def _not_started(
         self,
@@ -475,6 +499,7 @@ class Race:
             patch=patch or Patch(),
             logdir=str(logdir) if logdir is not None else "",
             prompt_file=str(prompt) if prompt is not None and prompt.exists() else None,
+            hidden=self._hidden(task),
         )
         store = self.project.store
         store.write(attempt_path(store.attempts_dir, task.id, entrant.agent.name), attempt)

@@ -5,6 +5,10 @@ test files are put in after them, from the fix's pristine tree. Nothing else the
 wrote reaches the run: not its tests, not a root `conftest.py`, not its settings, so no
 patch can grade itself. Runs share the cores, and each score is stored the moment it is
 known, so a stopped run resumes with the patches it had not scored.
+
+A score is kept with the conditions its run was made under and made again under other
+conditions. A run that failed because the machine did (a control run fails too) is no
+score: nothing is stored, and the next run tries again.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ class Scoring(PytestStage):
         """Score what is not scored yet; unscored tasks and skipped attempts get nothing."""
         store = self.project.store
         scores = store.read(self.path, ResolutionSet) or ResolutionSet()
+        current = self.conditions()
         to_run: list[tuple[Task, Oracle, Attempt]] = []
         changed = False
         for task in tasks:
@@ -72,6 +77,12 @@ class Scoring(PytestStage):
                         changed = True
                 elif known is None or not took_a_run(known):
                     to_run.append((task, oracle, attempt))
+                elif known.conditions is None:  # from before conditions were kept: trusted
+                    adopted = known.model_copy(update={"conditions": current})
+                    scores.patches[task.id][attempt.contestant] = adopted
+                    changed = True
+                elif known.conditions != current:
+                    to_run.append((task, oracle, attempt))
         if changed:
             store.write(self.path, scores)
         gate = asyncio.Semaphore(self.parallel)
@@ -81,8 +92,12 @@ class Scoring(PytestStage):
             nonlocal done
             async with gate:
                 resolution = await self._score(task, oracle, attempt)
-            scores.patches.setdefault(task.id, {})[attempt.contestant] = resolution
-            store.write(self.path, scores)
+            if resolution is not None:
+                scored = resolution.model_copy(update={"conditions": current})
+                scores.patches.setdefault(task.id, {})[attempt.contestant] = scored
+                store.write(self.path, scores)
+            elif scores.patches.get(task.id, {}).pop(attempt.contestant, None) is not None:
+                store.write(self.path, scores)  # made under other conditions, and no answer now
             done += 1
             self.bus.emit(
                 StageProgress(
@@ -98,7 +113,8 @@ class Scoring(PytestStage):
                 group.create_task(one(*item))
         return scores
 
-    async def _score(self, task: Task, oracle: Oracle, attempt: Attempt) -> Resolution:
+    async def _score(self, task: Task, oracle: Oracle, attempt: Attempt) -> Resolution | None:
+        """The patch's score, or None when its run failed because the machine did."""
         name = attempt.contestant
         workspace = self.scratch / task.id / quote(name, safe="")
         shutil.rmtree(workspace, ignore_errors=True)
@@ -111,9 +127,30 @@ class Scoring(PytestStage):
             if not modules:
                 return untestable(task.id, name, RUN_FAILED, "the fix's test modules are missing")
             run = await self.run_tests(task.id, name, tree, modules, workspace / "run")
+            if await self.machine_failed(run, workspace):
+                assert run.error is not None
+                first = next((ln for ln in run.error.splitlines() if ln.strip()), run.error)
+                self.bus.emit(
+                    ErrorRaised(
+                        message=f"{task.id}/{name}: the hidden tests could not run, and a "
+                        f"control run failed too: {first} No score is kept; the next run "
+                        "tries again.",
+                        task=task.id,
+                    )
+                )
+                return None
         except BugboutError as exc:  # the trees could not be made at all
             self.bus.emit(ErrorRaised(message=exc.message, task=task.id))
             return untestable(task.id, name, RUN_FAILED, exc.message)
+        except OSError as exc:  # the machine's trouble (a full disk), not the patch's
+            self.bus.emit(
+                ErrorRaised(
+                    message=f"{task.id}/{name}: could not prepare its run: {exc}. No score "
+                    "is kept; the next run tries again.",
+                    task=task.id,
+                )
+            )
+            return None
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
         if run.error is not None:

@@ -8,10 +8,12 @@ every run on the bus the same way.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
 from bugbout_tui.core.events import TestRunFinished, TestRunStarted
+from bugbout_tui.core.models import Conditions
 from bugbout_tui.core.paths import bugbout_home
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.project import Project
@@ -22,12 +24,89 @@ from bugbout_tui.infra.pytest_run import PytestCommand, TestRun, run_pytest
 from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.infra.trees import repo_key
 
+_TRANSIENT_TROUBLE = (
+    "No space left on device",
+    "Disk quota exceeded",
+    "Cannot allocate memory",
+    "Too many open files",
+    "Resource temporarily unavailable",
+)
+"""What an operating system says when a run failed for want of a resource that may be
+there next time."""
+_PYTEST_ENDINGS = frozenset({0, 1, 2, 3, 4, 5})
+"""The exit statuses by which pytest itself ends a session (tests failed, interrupted,
+internal error, usage error, nothing collected)."""
+_EXCEPTION_LINE = re.compile(
+    r"^(?:E\s+)?((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit): .*)$"
+)
+"""A line naming an exception and its message (`E   ModuleNotFoundError: No module
+named 'six'`), as pytest prints the error that ended an import."""
+
 
 def import_paths(tree: Path, source: str) -> list[Path]:
     """What goes on PYTHONPATH so the tree's own package is the one imported."""
     parent = PurePosixPath(source).parent
     roots = [tree / parent] if str(parent) not in ("", ".") else []
     return [*roots, tree]
+
+
+def tests_dir_at(tree: Path, tests: str, test_files: Iterable[str]) -> str | None:
+    """Where a commit's tests live: `tests` when the tree has that directory, else the
+    directory holding the given test files (a project that has moved its tests since,
+    such as from `pkg/tests` to `tests`), else None."""
+    if (tree / tests).is_dir():
+        return tests
+    parents = [PurePosixPath(path).parent for path in test_files]
+    if not parents:
+        return None
+    common = parents[0]
+    for parent in parents[1:]:
+        while common != parent and common not in parent.parents:
+            common = common.parent
+    found = str(common)
+    return found if found not in ("", ".") and (tree / found).is_dir() else None
+
+
+def transient_failure(run: TestRun) -> bool:
+    """Whether a run failed in a way that may pass, so its result is no answer, when the
+    code it ran is trusted (see `PytestStage.machine_failed` for code that is not).
+
+    pytest that ended a session by itself answered, whatever the status: tests that
+    fail, a usage error from the project's conftest or pytest-args, an internal error
+    from a plugin. So did a run stopped at the timeout (the timeout is one of the
+    conditions a result is kept under). A run killed by a signal (the kernel's
+    out-of-memory killer, say), one that ended without pytest reporting anything (a
+    sandbox that could not start, an interpreter that could not run), and any run that
+    ran short of disk, memory or files did not: it is run again next time. pytest
+    that raised before its session began (a plugin named in pytest-args or a conftest
+    that cannot be loaded) says so with the exception, and has answered.
+    """
+    if run.error is None or run.timed_out:
+        return False
+    if any(trouble in run.error for trouble in _TRANSIENT_TROUBLE):
+        return True
+    code = run.exit_code
+    if code is None or code not in _PYTEST_ENDINGS:
+        return True
+    if code != 1 or run.outcomes:
+        return False
+    # No report: pytest either raised before its session began (a plugin or conftest
+    # that cannot load, which is an answer) or never started at all.
+    return not any(_EXCEPTION_LINE.match(line.strip()) for line in run.error.splitlines())
+
+
+def first_error(text: str, *, tree: Path | None = None) -> str:
+    """The first line of `text`, and the first exception it names when that is another
+    line, with `tree`'s path made relative: what a person needs to see of a failed run
+    before opening its log."""
+    if tree is not None:
+        text = text.replace(f"{tree}/", "").replace(str(tree), ".")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return text.strip()
+    head = lines[0]
+    exception = next((m.group(1) for line in lines[1:] if (m := _EXCEPTION_LINE.match(line))), None)
+    return f"{head} {exception}" if exception and exception not in head else head
 
 
 class PytestStage:
@@ -54,6 +133,22 @@ class PytestStage:
         self.scratch = bugbout_home() / "work" / repo_key(repo) / self.stage_dir
         self.hidden = (*repository_paths(repo), project.dir)
         """What a test interpreter's paths must not bring into view (see `PytestCommand`)."""
+
+    def conditions(self, *, suite: bool = False) -> Conditions:
+        """The conditions this stage's runs are made under; `suite` when they run the
+        repository's suite, which then depends on where the tests live too."""
+        cfg = self.project.config
+        return Conditions(
+            interpreter=str(self.environment.python),
+            environment=self.environment.key,
+            test_dependencies=list(cfg.project.test_dependencies),
+            pytest_args=list(cfg.project.pytest_args),
+            env=dict(cfg.project.env),
+            source=cfg.project.source,
+            sandbox=self.sandbox.name,
+            test_timeout=cfg.run.test_timeout,
+            tests=cfg.project.tests if suite else None,
+        )
 
     def command(
         self, tree: Path, paths: Sequence[str], pythonpath: Sequence[Path] | None = None
@@ -82,11 +177,15 @@ class PytestStage:
         workdir: Path,
         *,
         pythonpath: Sequence[Path] | None = None,
+        log_path: Path | None = None,
     ) -> TestRun:
-        """One pytest process over `paths` in `tree`, announced as `label` of `task`."""
+        """One pytest process over `paths` in `tree`, announced as `label` of `task`;
+        its whole output goes to `log_path` when given."""
         workdir.mkdir(parents=True, exist_ok=True)
         self.bus.emit(TestRunStarted(task=task, label=label))
-        run = await run_pytest(self.command(tree, paths, pythonpath), self.sandbox, workdir=workdir)
+        run = await run_pytest(
+            self.command(tree, paths, pythonpath), self.sandbox, workdir=workdir, log_path=log_path
+        )
         self._announce(task, label, [run])
         return run
 
@@ -108,8 +207,41 @@ class PytestStage:
         self._announce(task, label, list(found.values()))
         return found
 
+    async def machine_failed(self, run: TestRun, workdir: Path) -> bool:
+        """Whether `run` failed for a reason that may pass, as told by a control run.
+
+        The runs of the cross-examination and of scoring execute an agent's code, which
+        can fake any sign of a passing failure (kill itself, print "No space left on
+        device") to keep a wrong patch from being scored. So a failure that looks
+        passing is taken as one only when pytest also fails on a tree of one empty test,
+        under the same interpreter, arguments and sandbox: then the machine (or the
+        settings) failed, not the code.
+        """
+        if not transient_failure(run):
+            return False
+        tree = workdir / "control"
+        try:
+            tree.mkdir(parents=True, exist_ok=True)
+            (tree / "test_control.py").write_text("def test_control():\n    pass\n")
+            control = await run_pytest(
+                self.command(tree, ["test_control.py"], [tree]),
+                self.sandbox,
+                workdir=workdir / "control-run",
+            )
+        except OSError:
+            return True
+        return control.error is not None or control.collected != 1
+
     def _announce(self, task: str, label: str, runs: Sequence[TestRun]) -> None:
-        outcomes = [result.outcome for run in runs for result in run.outcomes.values()]
+        outcomes = [
+            result.outcome for run in runs for node, result in run.outcomes.items() if "::" in node
+        ]
+        uncollected = sum(
+            1
+            for run in runs
+            for node, result in run.outcomes.items()
+            if "::" not in node and result.outcome == "error"
+        )
         errors = [run.error for run in runs if run.error is not None]
         self.bus.emit(
             TestRunFinished(
@@ -117,6 +249,7 @@ class PytestStage:
                 label=label,
                 passed=outcomes.count("passed"),
                 failed=outcomes.count("failed") + outcomes.count("error"),
+                uncollected=uncollected,
                 seconds=sum(run.duration for run in runs),
                 error=errors[0] if errors and len(errors) == len(runs) else None,
             )

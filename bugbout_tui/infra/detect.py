@@ -1,7 +1,8 @@
 """What `bugbout init` can tell about a repository by looking at it.
 
-The first bugbout.toml should run as written, so init finds the package, the tests, the
-GitHub repository behind `origin`, and which agents are installed, rather than asking.
+The first bugbout.toml should run as written, so init finds the package, the tests, what
+the tests need (`test_needs`), the GitHub repository behind `origin`, and which agents
+are installed, rather than asking.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from bugbout_tui.core.config_errors import display_path
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.fs import write_atomic
 from bugbout_tui.core.git_urls import github_repo_from_url
+from bugbout_tui.infra.test_needs import find_test_dependencies
 
 __all__ = [
     "NOT_PACKAGES",
@@ -158,7 +160,12 @@ def write_initial_config(
             hint='Name the package directory yourself, e.g. `source = "src/mypkg"` '
             "in the [project] table of bugbout.toml.",
         )
-    text = render_initial_config(layout, github_from_remote(project_dir), find_agents())
+    text = render_initial_config(
+        layout,
+        github_from_remote(project_dir),
+        find_agents(),
+        find_test_dependencies(project_dir),
+    )
     parse_config_text(text, target)
     write_atomic(target, text)
     return target

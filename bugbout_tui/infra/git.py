@@ -266,6 +266,16 @@ def repository_paths(repo: Path) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
+def is_directory(repo: Path, commit: str, path: str) -> bool:
+    """Whether `path` is a directory in `commit`'s tree."""
+    return _git_ok(repo, "cat-file", "-t", f"{commit}:{path}") == "tree"
+
+
+def is_bare(repo: Path) -> bool:
+    """Whether `repo` is a bare repository: history and trees, no checked-out files."""
+    return _git_text(repo, "rev-parse", "--is-bare-repository") == "true"
+
+
 def has_commits(repo: Path) -> bool:
     """Whether any ref in the repository points at a commit."""
     return bool(_git_text(repo, "rev-list", "-n", "1", "--all"))

@@ -77,6 +77,8 @@ class AuthorSpec:
         vendor: Who made the model; None for the suite and unnamed examiners.
         tests_diff: The attempt's test changes, laid over the base's test files.
         modules: The test modules it added or changed, in its own paths: what runs.
+        hidden: The base's files its checkout lacked, which its overlay lacks too; None
+            for a record from before this was kept (it lacked the fix's test files).
     """
 
     name: str
@@ -84,10 +86,17 @@ class AuthorSpec:
     vendor: str | None
     tests_diff: str = ""
     modules: tuple[str, ...] = ()
+    hidden: tuple[str, ...] | None = None
 
     @property
     def digest(self) -> str | None:
-        return None if self.kind == "suite" else _digest(self.tests_diff)
+        """A hash of what its overlay is made of: its test changes, and the files its
+        checkout lacked when that is known."""
+        if self.kind == "suite":
+            return None
+        if self.hidden is None:
+            return _digest(self.tests_diff)
+        return _digest("\0".join([self.tests_diff, "hidden", *self.hidden]))
 
 
 @dataclass(frozen=True)
@@ -174,7 +183,8 @@ def cast_for(attempts: Iterable[Attempt], *, vendors: Mapping[str, str], run_sui
         if wrote_tests:
             if attempt.role == "contestant":
                 vendor = vendor or UNKNOWN_VENDOR
-            authors.append(AuthorSpec(name, attempt.role, vendor, patch.tests, modules))
+            hidden = tuple(attempt.hidden) if attempt.hidden is not None else None
+            authors.append(AuthorSpec(name, attempt.role, vendor, patch.tests, modules, hidden))
         if is_tree:
             facts = PatchFacts(
                 contestant=name, vendor=vendor or UNKNOWN_VENDOR, source_size=patch.source_size
@@ -217,7 +227,7 @@ def overlay_files(
     paths: Iterable[str], *, source: str, tests: str, hidden: Sequence[str]
 ) -> list[str]:
     """The base's files an author's tests are laid over: every test file (test modules,
-    helpers, conftests, data), minus the fix's hidden files, which the agent never had.
+    helpers, conftests, data), minus the files kept out of its checkout (`hidden`).
 
     These are what the author's test changes were made against, so they apply; and they
     are what its tests import and read when they ran in the agent's working copy.
@@ -366,7 +376,10 @@ def still_to_run(stored: Matrix | None, cast: Cast) -> dict[str, tuple[str, ...]
     A tree not in the matrix runs every author. A stored tree runs only authors the
     matrix does not know yet; one whose run failed as a whole (its patch does not
     apply) runs nothing more. `stored` is what `still_valid` kept of the stored matrix.
+    A task without a patch runs nothing: the unfixed code alone judges no patch.
     """
+    if not cast.patches:
+        return {}
     known = {author.name for author in stored.authors} if stored else set()
     names = tuple(author.name for author in cast.authors)
     plan: dict[str, tuple[str, ...]] = {}

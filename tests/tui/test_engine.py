@@ -66,7 +66,13 @@ def test_stopping_the_engine_kills_the_agent_starting_again_resumes_and_c_cancel
             await until(pilot, lambda: bool(alive(token)), "the agent's helper", 30)
             screen = app.screen
             assert isinstance(screen, RaceScreen)
-            assert "1 running" in str(screen.query_one("#race-summary").render())
+            # The counts are redrawn once a second, not on every event.
+            await until(
+                pilot,
+                lambda: "1 running" in str(screen.query_one("#race-summary").render()),
+                "the counts to show it",
+                5,
+            )
             await pilot.press("s")
             await until(pilot, lambda: app.engine is None, "the engine to stop", 30)
             await until(pilot, lambda: app.state.outcome == "stopped", "the last event", 5)
@@ -81,12 +87,16 @@ def test_stopping_the_engine_kills_the_agent_starting_again_resumes_and_c_cancel
             await until(pilot, lambda: phase(app, "calc-1/hang") == "crashed", "the cancel", 30)
             assert app.state.attempts["calc-1/hang"].detail == CANCELLED
             assert not alive(token)
-            assert app.engine is not None, "the bout goes on past one cancelled attempt"
+            # The bout goes on past one cancelled attempt, to its end.
+            await until(pilot, lambda: app.state.outcome == "done", "the bout to finish", 60)
             await pilot.press("q")
             await until(pilot, lambda: app.return_code is not None, "the app to quit", 30)
         assert not alive(token)
+        # The stopped run's journal is kept beside the one of the run that finished.
+        (stopped,) = (project / ".bugbout").glob("events-*.jsonl")
+        assert '"outcome":"stopped"' in stopped.read_text()
         journal = (project / ".bugbout" / "events.jsonl").read_text()
-        assert '"outcome":"stopped"' in journal
+        assert '"outcome":"done"' in journal
 
     asyncio.run(scenario())
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from racekit import contestant, copy_project, records, template
+from racekit import PYTHON, contestant, copy_project, records, template
 from textual.notifications import Notification
 from textual.pilot import Pilot
 from tuiapp import calc_app, settle
@@ -77,7 +77,12 @@ def test_a_missing_agent_stops_the_bout_with_the_fix_before_any_attempt(
 def test_a_store_that_cannot_be_written_is_named_in_the_message(
     project_template: Path, tmp_path: Path
 ) -> None:
-    project = copy_project(project_template, tmp_path / "proj", tasks=["calc-1"])
+    project = copy_project(
+        project_template,
+        tmp_path / "proj",
+        tasks=["calc-1"],
+        extra=contestant("idle", [PYTHON, "-c", "pass"]),
+    )
     lock = project / ".bugbout" / "lock"
     lock.mkdir()  # something in the way of the lock file
     error = stopped_with(project)
