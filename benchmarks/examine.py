@@ -5,9 +5,9 @@ and the repository's suite: seven trees, seven runs on each. Every author's run 
 apart from the others (a process of its own in a copy of the tree, forked from one warm
 pytest per tree inside one sandbox per tree). This times that matrix against the design
 it replaced, where one pytest process per tree ran every author together, on the same
-trees in the same conditions, and against one tree (the same authors on the unfixed
-code alone); it prints the sandboxes, the pytest runs and the ratios of wall times. The
-target: apart costs at most twice together.
+trees in the same conditions, and against one of its trees run alone; it prints the
+sandboxes, the pytest runs and the ratios of wall times. The target: apart costs at
+most twice together.
 
     python benchmarks/examine.py [--rounds 3] [--patches 6] [--tests 200] [--work 1000] [--smoke]
 """
@@ -137,20 +137,16 @@ def build_project(root: Path, tests: int, work: int) -> tuple[Project, Task]:
     return Project.load(repo), task
 
 
-def make_attempts(
-    project: Project, task: Task, scratch: Path, count: int, *, patches: bool
-) -> list[Attempt]:
-    """`count` contestants, each testing its own value for `mean([])` and, with
-    `patches`, returning it."""
+def make_attempts(project: Project, task: Task, scratch: Path, count: int) -> list[Attempt]:
+    """`count` contestants, each returning its own value for `mean([])` and testing it."""
     attempts = []
     for n in range(count):
         copy = prepare_working_copy(
-            project.dir, task.base_commit, scratch / f"wc-{patches}-{n}", hidden=task.test_files
+            project.dir, task.base_commit, scratch / f"wc-{n}", hidden=task.test_files
         )
-        if patches:
-            (copy.path / "src/calc/ops.py").write_text(
-                OPS.replace("    return", f"    if not xs:\n        return {n}\n    return")
-            )
+        (copy.path / "src/calc/ops.py").write_text(
+            OPS.replace("    return", f"    if not xs:\n        return {n}\n    return")
+        )
         (copy.path / f"tests/test_regression_{n}.py").write_text(REGRESSION.format(n=n, value=n))
         patch = harvest(copy, source_dir="src/calc", tests_dir="tests")
         now = datetime.now(UTC)
@@ -182,7 +178,7 @@ def examine(
     keep = Path(tempfile.mkdtemp(prefix="trees-", dir=os.environ["BUGBOUT_HOME"]))
 
     async def counted(
-        cmd: PytestCommand, runs: list[SeparateRun], sandbox: Sandbox, *, workdir: Path
+        cmd: PytestCommand, runs: Sequence[SeparateRun], sandbox: Sandbox, *, workdir: Path
     ) -> dict[str, TestRun]:
         kept = keep / str(len(trees))
         shutil.copytree(cmd.tree, kept / "tree", symlinks=True)
@@ -197,7 +193,7 @@ def examine(
         trees.append((replace(cmd, tree=kept / "tree", pythonpath=pythonpath), copies))
         return await run_each(cmd, runs, sandbox, workdir=workdir)
 
-    testing_engine.run_each = counted  # type: ignore[attr-defined]
+    testing_engine.run_each = counted
     environment = Environment(python=Path(sys.executable), root=None, key="bench", built=False)
     stage = CrossExamination(project, project.dir, environment, sandbox, EventBus(), vendors={})
     started = time.monotonic()
@@ -213,6 +209,15 @@ def examine(
             "longer starts its runs there, and the benchmark must follow it"
         )
     return wall, trees
+
+
+def alone(tree: tuple[PytestCommand, list[SeparateRun]], sandbox: Sandbox, scratch: Path) -> float:
+    """Wall time of one tree of the matrix with nothing else running: the unit the
+    matrix is measured in."""
+    cmd, runs = tree
+    started = time.monotonic()
+    asyncio.run(run_each(cmd, runs, sandbox, workdir=scratch))
+    return time.monotonic() - started
 
 
 def together(trees: Trees, sandbox: Sandbox, scratch: Path) -> float:
@@ -265,15 +270,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bugbout-bench-") as tmp:
         os.environ["BUGBOUT_HOME"] = str(Path(tmp) / "home")
         project, task = build_project(Path(tmp), args.tests, args.work)
-        attempts = make_attempts(project, task, Path(tmp), args.patches, patches=True)
-        tests_only = make_attempts(project, task, Path(tmp), args.patches, patches=False)
+        attempts = make_attempts(project, task, Path(tmp), args.patches)
         if not args.smoke:  # warm the pristine tree and the page cache
             examine(project, task, attempts, sandbox)
         ratios: list[float] = []
         per_tree: list[float] = []
         for round_number in range(1, args.rounds + 1):
-            one_tree, _ = examine(project, task, tests_only, sandbox)
             apart, trees = examine(project, task, attempts, sandbox)
+            one_tree = alone(trees[0], sandbox, Path(tmp) / "alone")
             shared = together(trees, sandbox, Path(tmp) / "together")
             runs = sum(len(tree_runs) for _, tree_runs in trees)
             ratios.append(apart / shared)
