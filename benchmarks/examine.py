@@ -193,7 +193,7 @@ def examine(
         trees.append((replace(cmd, tree=kept / "tree", pythonpath=pythonpath), copies))
         return await run_each(cmd, runs, sandbox, workdir=workdir)
 
-    testing_engine.run_each = counted
+    testing_engine.run_each = counted  # type: ignore[attr-defined]
     environment = Environment(python=Path(sys.executable), root=None, key="bench", built=False)
     stage = CrossExamination(project, project.dir, environment, sandbox, EventBus(), vendors={})
     started = time.monotonic()

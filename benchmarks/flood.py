@@ -115,7 +115,8 @@ def main() -> int:
         parser.set_defaults(files=200)
         options = parser.parse_args()
     if options.child:
-        _harvest_in_this_process(*options.child, options.max_files)
+        copy, git_dir = options.child
+        _harvest_in_this_process(copy, git_dir, options.max_files)
         return 0
     workdir = options.workdir or Path(tempfile.mkdtemp(prefix="bugbout-flood-"))
     shutil.rmtree(workdir / "scratch", ignore_errors=True)
