@@ -71,6 +71,12 @@ SECTIONS: dict[str, tuple[FieldSpec, ...]] = {
         FieldSpec("timeout", "int", "seconds one agent may spend on one task", "1800"),
         FieldSpec("test-timeout", "int", "seconds one test run may take", "600"),
         FieldSpec("quotas", "toml", "runs at once per quota, a TOML table", "{} (one each)"),
+        FieldSpec("max-patch-files", "int", "more changed files: the attempt is oversized",
+                  "5000"),
+        FieldSpec("max-patch-bytes", "int", "more changed bytes: the attempt is oversized",
+                  "10485760"),
+        FieldSpec("hide-touched-tests", "bool", "keep every test file the fix touched out "
+                  "of the agents' checkouts", "false"),
     ),
     "judge": (
         FieldSpec("policy", "choice", "how one patch is picked per bug", "majority",

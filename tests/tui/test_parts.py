@@ -11,12 +11,12 @@ import pytest
 from rich.console import Console
 from tuiproject import EVENTS, _matrix_calc_1
 
-from bugbout_tui.core.config import TasksConfig
+from bugbout_tui.core.config import JudgeConfig, ProjectConfig, RunConfig, TasksConfig
 from bugbout_tui.core.events import AttemptOutput, BoutStarted, StageStarted
 from bugbout_tui.core.models import Attempt, IssueRef, Oracle, OracleSet, Task
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.engine.state import BoutState
-from bugbout_tui.tui.config_form import parse_field, show_value
+from bugbout_tui.tui.config_form import SECTIONS, parse_field, show_value
 from bugbout_tui.tui.feed import OutputBook
 from bugbout_tui.tui.matrix_view import Filters, cell_tests, matrix_grid
 from bugbout_tui.tui.screens.attempt import patch_view
@@ -197,3 +197,16 @@ def test_an_oversized_attempt_shows_its_cap_and_what_it_held() -> None:
     assert f"note: {summary}" in shown
     assert "changed no file" not in shown
     assert phase_badge("oversized").plain == "▣ oversized"
+
+
+def test_the_config_form_has_a_field_for_every_key_of_its_sections() -> None:
+    sections = {"project": ProjectConfig, "tasks": TasksConfig, "run": RunConfig,
+                "judge": JudgeConfig}  # fmt: skip
+    decided_on_the_tasks_screen = {"include", "exclude"}
+    for section, model in sections.items():
+        keys = {
+            (field.alias or name)
+            for name, field in model.model_fields.items()
+            if name not in decided_on_the_tasks_screen
+        }
+        assert keys == {spec.key for spec in SECTIONS[section]}, section
