@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from racekit import NO_TEXT, contestant, copy_project, reconfigure, script, template
 
+from bugbout_tui.core.events import StageFinished
 from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
 
@@ -46,8 +47,19 @@ def test_the_report_counts_only_the_tasks_a_contestant_ran_on(
     Bout(Project.load(project)).run(until="race")
     spent.touch()
     reconfigure(project, tasks=["calc-1", "calc-2", NO_TEXT], extra=agent)
-    report = Bout(Project.load(project)).run()
+    bout = Bout(Project.load(project))
+    finished: dict[str, str] = {}
+    bout.subscribe(
+        lambda event: (
+            finished.update({event.stage: event.summary})
+            if isinstance(event, StageFinished)
+            else None
+        )
+    )
+    report = bout.run()
     assert report is not None
+    # What the run says as it goes counts the same tasks as the report.
+    assert finished["judge"] == "0 of 1 tasks with a patch picked under majority"
 
     picking = report.picking
     assert picking.best_agent_rate is not None

@@ -268,8 +268,9 @@ class Bout:
             return f"{len(self.matrices)} matrices, {runs} trees"
         if stage == "judge" and self.verdicts is not None:
             policy = self.project.config.judge.policy
-            picks = sum(1 for v in self.verdicts.verdicts.values() if v[policy].pick is not None)
-            return f"{picks} of {len(self.verdicts.verdicts)} tasks picked under {policy}"
+            judged = [v[policy] for v in self.verdicts.verdicts.values() if v[policy].assessments]
+            picks = sum(1 for verdict in judged if verdict.pick is not None)
+            return f"{picks} of {len(judged)} tasks with a patch picked under {policy}"
         if stage == "score" and self.resolutions is not None:
             patches = [r for per in self.resolutions.patches.values() for r in per.values()]
             resolved = sum(1 for r in patches if r.status == "resolved")
