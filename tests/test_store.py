@@ -16,7 +16,7 @@ import pytest
 
 from bugbout_tui.core.errors import StoreError
 from bugbout_tui.core.fs import write_atomic
-from bugbout_tui.core.models import Attempt, Matrix, Oracle, OracleSet, TaskSet
+from bugbout_tui.core.models import SCHEMA_VERSION, Attempt, Matrix, Oracle, OracleSet, TaskSet
 from bugbout_tui.core.store import LockHolder, Store
 
 
@@ -46,8 +46,20 @@ def test_store_ignores_itself_in_git(tmp_path: Path) -> None:
 def test_records_round_trip_with_schema_version(tmp_path: Path) -> None:
     store = Store(tmp_path)
     store.write(store.tasks_path, _taskset())
-    assert '"schema_version": 1' in store.tasks_path.read_text()
+    assert f'"schema_version": {SCHEMA_VERSION}' in store.tasks_path.read_text()
     assert store.read(store.tasks_path, TaskSet) == _taskset()
+
+
+def test_a_record_of_the_version_before_reads_as_it_is(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    store.write(store.tasks_path, _taskset())
+    older = store.tasks_path.read_text().replace(
+        f'"schema_version": {SCHEMA_VERSION}', '"schema_version": 1'
+    )
+    store.tasks_path.write_text(older)
+    assert store.read(store.tasks_path, TaskSet) == _taskset().model_copy(
+        update={"schema_version": 1}
+    )
 
 
 def test_oracles_file_has_the_flat_documented_shape(tmp_path: Path) -> None:
@@ -58,7 +70,7 @@ def test_oracles_file_has_the_flat_documented_shape(tmp_path: Path) -> None:
 
     data = json.loads(store.oracles_path.read_text())
     assert data["pkg-1"]["fail_to_pass"] == ["t.py::a"]
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == SCHEMA_VERSION
     assert store.read(store.oracles_path, OracleSet) == oracles
 
 

@@ -15,7 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_valid
 from bugbout_tui.core.events import AttemptStatus
 from bugbout_tui.core.patch import Patch
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: attempts record what their checkout lacked; oracles, matrices and scores the
+conditions they were made under. Records of version 1 read as they are; an older bugbout
+meeting version 2 says to upgrade rather than fail on the fields it does not know."""
 
 
 class Record(BaseModel):
