@@ -48,22 +48,32 @@ def piped(args: list[str], *, cwd: Path, home: Path, columns: int = 80) -> str:
     return result.stdout
 
 
-def on_a_terminal(args: list[str], *, cwd: Path, home: Path, columns: int = 80) -> str:
-    """What `bugbout args` shows on a pseudo-terminal `columns` wide, controls removed."""
+def run_on_a_terminal(
+    args: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    columns: int,
+    rows: int = 50,
+    stderr_too: bool = False,
+    timeout: float = 300,
+) -> tuple[int, str]:
+    """Run `bugbout args` on a pseudo-terminal `columns` × `rows` (standard error too when
+    `stderr_too`, else a pipe): its exit code and every byte it wrote there, as it was."""
     master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
     proc = subprocess.Popen(
         [sys.executable, "-m", "bugbout_tui", *args],
         cwd=cwd,
-        env=env(home, columns),
+        env=env,
         stdin=slave,
         stdout=slave,
-        stderr=subprocess.PIPE,
+        stderr=slave if stderr_too else subprocess.PIPE,
         start_new_session=True,
     )
     os.close(slave)
     written = bytearray()
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
             ready, _, _ = select.select([master], [], [], 0.5)
@@ -73,12 +83,12 @@ def on_a_terminal(args: list[str], *, cwd: Path, home: Path, columns: int = 80) 
                 continue
             try:
                 chunk = os.read(master, 65536)
-            except OSError:  # EIO: the process closed the terminal
+            except OSError:  # EIO: every writer has closed the terminal
                 break
             if not chunk:
                 break
             written += chunk
-        assert proc.wait(timeout=60) in (0, 1)
+        code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -86,7 +96,14 @@ def on_a_terminal(args: list[str], *, cwd: Path, home: Path, columns: int = 80) 
         if proc.stderr is not None:
             proc.stderr.close()
         os.close(master)
-    return _CONTROL.sub("", written.decode("utf-8", errors="replace"))
+    return code, written.decode("utf-8", errors="replace")
+
+
+def on_a_terminal(args: list[str], *, cwd: Path, home: Path, columns: int = 80) -> str:
+    """What `bugbout args` shows on a pseudo-terminal `columns` wide, controls removed."""
+    code, written = run_on_a_terminal(args, cwd=cwd, env=env(home, columns), columns=columns)
+    assert code in (0, 1)
+    return _CONTROL.sub("", written)
 
 
 def widest(text: str) -> int:

@@ -11,17 +11,10 @@ into pipes (the plain log), and every command that shows its results is read bac
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-import pty
 import re
-import select
-import struct
 import subprocess
 import sys
-import termios
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +23,7 @@ from gitrepo import GitRepo
 from markdown_it import MarkdownIt
 from projects import write_issues
 from racekit import attempt, configure, contestant, copy_project, script
+from terminals import run_on_a_terminal
 
 from bugbout_tui.core.models import Matrix
 from bugbout_tui.engine.bout import Bout
@@ -89,41 +83,15 @@ def _env(home: Path) -> dict[str, str]:
 def on_a_terminal(args: list[str], *, cwd: Path, home: Path, timeout: float) -> tuple[int, str]:
     """Run `bugbout args` with a pseudo-terminal 160 × 40 as all three standard streams;
     its exit code and everything it wrote there."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bugbout_tui", *args],
+    return run_on_a_terminal(
+        args,
         cwd=cwd,
         env={**_env(home), "TERM": "xterm-256color"},
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
+        columns=160,
+        rows=40,
+        stderr_too=True,
+        timeout=timeout,
     )
-    os.close(slave)
-    written = bytearray()
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.5)
-            if not ready:
-                if proc.poll() is not None:
-                    break
-                continue
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: every writer has closed the terminal
-                break
-            if not chunk:
-                break
-            written += chunk
-        code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
-    return code, written.decode("utf-8", errors="replace")
 
 
 def build_project(root: Path, home: Path) -> Path:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from racekit import attempt, contestant, copy_project, race, script, starts, template
+from racekit import attempt, contestant, copy_project, race, script, starts
 
 from bugbout_tui.core.events import StageFinished
 
@@ -21,11 +21,6 @@ if TYPE_CHECKING:
     from github_server import FakeGitHub, GitHubEnv
 
 pytest_plugins = ["github_server"]
-
-
-@pytest.fixture(scope="session")
-def project_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return template(tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)

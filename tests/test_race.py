@@ -26,7 +26,6 @@ from racekit import (
     report,
     script,
     starts,
-    template,
 )
 
 from bugbout_tui.core.events import (
@@ -40,11 +39,6 @@ from bugbout_tui.core.events import (
 from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import CANCELLED
-
-
-@pytest.fixture(scope="session")
-def project_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return template(tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)

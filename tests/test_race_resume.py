@@ -26,7 +26,6 @@ from racekit import (
     records,
     script,
     starts,
-    template,
     wait_for,
 )
 
@@ -34,11 +33,6 @@ from bugbout_tui.core.events import BoutFinished
 from bugbout_tui.core.models import Attempt
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="session")
-def project_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return template(tmp_path_factory)
 
 
 class Run:

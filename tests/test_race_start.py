@@ -16,18 +16,13 @@ from pathlib import Path
 
 import pytest
 from projects import write_issues
-from racekit import attempt, contestant, copy_project, race, records, script, starts, template
+from racekit import attempt, contestant, copy_project, race, records, script, starts
 
 from bugbout_tui.core.events import ErrorRaised
 from bugbout_tui.core.store import Store
 from bugbout_tui.engine.race import attempt_path
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="session")
-def project_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return template(tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)

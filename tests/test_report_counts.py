@@ -12,18 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from racekit import NO_TEXT, contestant, copy_project, reconfigure, script, template
+from racekit import NO_TEXT, contestant, copy_project, reconfigure, script
 
 from bugbout_tui.core.events import StageFinished
 from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
 
 pytestmark = pytest.mark.slow  # a whole bout, ground truth excepted
-
-
-@pytest.fixture(scope="session")
-def project_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return template(tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)

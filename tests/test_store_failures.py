@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from racekit import alive, attempt, contestant, copy_project, race, script, starts, template
+from racekit import alive, attempt, contestant, copy_project, race, script, starts
 
 from bugbout_tui.core.errors import StoreError
 from bugbout_tui.core.events import (
@@ -43,11 +43,6 @@ from bugbout_tui.engine.project import Project
 pytestmark = pytest.mark.slow
 
 PAGE = 4096
-
-
-@pytest.fixture(scope="session")
-def project_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return template(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

@@ -8,13 +8,11 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from racekit import alive, contestant, copy_project, script, template
-from textual.pilot import Pilot
-from tuiapp import calc_app, settle
+from racekit import alive, contestant, copy_project, script
+from tuiapp import calc_app, settle, until
 
 from bugbout_tui.engine.race import CANCELLED
 from bugbout_tui.tui.app import BugboutApp
@@ -23,22 +21,6 @@ from bugbout_tui.tui.screens.race import RaceScreen
 pytestmark = pytest.mark.slow
 
 AGENTS = Path(__file__).resolve().parent / "agents"
-
-
-@pytest.fixture(scope="session")
-def project_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return template(tmp_path_factory)
-
-
-async def until(
-    pilot: Pilot[int], condition: Callable[[], bool], what: str, timeout: float
-) -> None:
-    """Let the app run until `condition` holds; fail naming `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        await pilot.pause(0.05)
 
 
 def phase(app: BugboutApp, attempt: str) -> str | None:

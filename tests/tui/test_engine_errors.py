@@ -4,34 +4,16 @@ is shown, as `bugbout run` prints it, and the app goes on."""
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from racekit import PYTHON, contestant, copy_project, records, template
+from racekit import PYTHON, contestant, copy_project, records
 from textual.notifications import Notification
-from textual.pilot import Pilot
-from tuiapp import calc_app, settle
+from tuiapp import calc_app, settle, until
 
 from bugbout_tui.tui.app import BugboutApp
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="session")
-def project_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return template(tmp_path_factory)
-
-
-async def until(
-    pilot: Pilot[int], condition: Callable[[], bool], what: str, timeout: float
-) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        await pilot.pause(0.05)
 
 
 def errors(app: BugboutApp) -> list[Notification]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -48,3 +50,14 @@ async def press_and_settle(pilot: Pilot[int], *keys: str) -> None:
     for key in keys:
         await pilot.press(key)
         await settle(pilot)
+
+
+async def until(
+    pilot: Pilot[int], condition: Callable[[], bool], what: str, timeout: float
+) -> None:
+    """Let the app run until `condition` holds; fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        await pilot.pause(0.05)
