@@ -237,9 +237,9 @@ class CrossExamination(PytestStage):
         )
 
     def _build(self, setup: _Setup, tree: str, dest: Path) -> str | None:
-        """A tree to test: the base with the patch's source changes, and a directory of
-        each run's own for its author's tests. Returns why it cannot be built (the patch
-        does not apply), else None."""
+        """A tree to test: the base with the patch's source changes; each run adds its own
+        author's tests to a copy. Returns why it cannot be built (the patch does not
+        apply), else None."""
         copy_tree(setup.base, dest)
         patch = setup.cast.patch(tree)
         if patch is not None:

@@ -137,7 +137,6 @@ async def _together(
         "keep": [str(cmd.tree), str(job_dir), *map(str, overlays)],
         "private": list(_PRIVATE_DIRS),
         "options": pytest_options(cmd, tree),
-        "warm": True,
         "timeout": cmd.timeout,
         "report_limit": _REPORT_LIMIT,
         "runs": [

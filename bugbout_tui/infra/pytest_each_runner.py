@@ -59,7 +59,7 @@ def main() -> int:
         job = json.load(handle)
     _set_dumpable(False)
     restorer = Restorer(job["source"], job["tree"])
-    warm_error = _warm_up(job) if job["warm"] else "not asked for"
+    warm_error = _warm_up(job)
     warm = warm_error is None
     results = []
     for index, run in enumerate(job["runs"]):
@@ -75,7 +75,6 @@ def main() -> int:
         result["index"] = index
         results.append(result)
     _sweep()
-    restorer.restore()
     _write_results(job, results, warm_error)
     return 0
 
