@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bugbout_tui.infra.git import default_branch, git_argv, git_env, head_commit
-from bugbout_tui.stages.mine import Layout, history_log, mine
+from bugbout_tui.rules.mine import Layout, history_log, mine
 
 CACHE = Path(__file__).resolve().parent / ".cache"
 GENERATOR_VERSION = "4"

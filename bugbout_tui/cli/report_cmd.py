@@ -7,7 +7,7 @@ from typing import Any
 
 from bugbout_tui.cli.output import stdout
 from bugbout_tui.engine.project import Project
-from bugbout_tui.engine.reporting import load_report, write_report
+from bugbout_tui.engine.report import load_report, write_report
 from bugbout_tui.report import render_json, render_markdown, render_terminal
 
 

@@ -25,14 +25,14 @@ from bugbout_tui.core.models import Oracle, OracleSet, Reason, Task, TaskSet
 from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.engine.environment import project_environment
 from bugbout_tui.engine.ground_truth import LOGS
-from bugbout_tui.engine.mining import mine_tasks
+from bugbout_tui.engine.mine import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import test_command
 from bugbout_tui.engine.testing import tests_dir_at
 from bugbout_tui.infra.git import open_repository
 from bugbout_tui.infra.trees import pristine_tree
 from bugbout_tui.report.fitting import Column, FittedTable, PathText
-from bugbout_tui.stages.prompts import Role, render_prompt
+from bugbout_tui.rules.prompts import Role, render_prompt
 
 REASON_TEXT = {
     Reason.NOT_A_FIX: "the title does not read like a bug fix",

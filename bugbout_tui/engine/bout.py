@@ -26,16 +26,17 @@ from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.environment import project_environment
 from bugbout_tui.engine.examine import CrossExamination
 from bugbout_tui.engine.ground_truth import GroundTruth
-from bugbout_tui.engine.mining import mine_tasks
+from bugbout_tui.engine.judge import judge_matrices
+from bugbout_tui.engine.mine import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import Entrant, Race
-from bugbout_tui.engine.reporting import judge_matrices, load_report, write_report
-from bugbout_tui.engine.scoring import Scoring
+from bugbout_tui.engine.report import load_report, write_report
+from bugbout_tui.engine.score import Scoring
 from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.git import open_repository
 from bugbout_tui.infra.sandbox import Sandbox, select_sandbox
 from bugbout_tui.report import Report
-from bugbout_tui.stages.judge import VerdictSet
+from bugbout_tui.rules.judge import VerdictSet
 
 RUNNABLE_STAGES: tuple[Stage, ...] = STAGES
 """Every stage, in order; `--until` accepts each."""

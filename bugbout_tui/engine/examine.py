@@ -6,7 +6,7 @@ apart (`infra.pytest_each`), and the trees of all tasks share the cores. Each ta
 matrix is stored as soon as its trees are done; a later run adds only what is new (a new
 patch's tree, a new author's tests on the stored trees) and runs nothing when nothing
 changed. The layout of a tree and every decision that needs no disk are in
-`stages.examine`.
+`rules.examine`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from bugbout_tui.infra.pytest_run import TestRun
 from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
 from bugbout_tui.infra.workcopy import apply_patch
-from bugbout_tui.stages.examine import (
+from bugbout_tui.rules.examine import (
     AUTHORS_DIR,
     AuthorSpec,
     Cast,
@@ -51,7 +51,7 @@ from bugbout_tui.stages.examine import (
     suite_paths,
     unrun_cells,
 )
-from bugbout_tui.stages.score import PATCH_DOES_NOT_APPLY
+from bugbout_tui.rules.score import PATCH_DOES_NOT_APPLY
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.pytest_run import TestRun, expand_collection_errors
 from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
-from bugbout_tui.stages.examine import is_test_module
-from bugbout_tui.stages.oracle import PASSING, compute_oracle, unrunnable
+from bugbout_tui.rules.examine import is_test_module
+from bugbout_tui.rules.ground_truth import PASSING, compute_oracle, unrunnable
 
 LOGS = ("base.log", "fix-1.log", "fix-2.log")
 """The output of the three runs, in the oracle's log folder."""

@@ -47,7 +47,7 @@ from bugbout_tui.infra.programs import interpreter_paths
 from bugbout_tui.infra.sandbox import Confinement, Sandbox, View
 from bugbout_tui.infra.trees import repo_key
 from bugbout_tui.infra.workcopy import harvest, prepare_working_copy
-from bugbout_tui.stages.prompts import Role, render_prompt
+from bugbout_tui.rules.prompts import Role, render_prompt
 
 SUMMARY_LIMIT = 4000
 RETRYABLE = frozenset({"quota", "crashed", "timeout"})

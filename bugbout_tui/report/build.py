@@ -70,7 +70,7 @@ from bugbout_tui.report.model import (
     TrialsSection,
     format_p,
 )
-from bugbout_tui.stages.judge import POLICIES, Verdict, author_identity
+from bugbout_tui.rules.judge import POLICIES, Verdict, author_identity
 
 __all__ = ["NO_VERDICT", "build_report"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bugbout_tui.core.models import Author, Cell, Matrix
-from bugbout_tui.stages.judge import reproductions
+from bugbout_tui.rules.judge import reproductions
 
 BASE = "base"
 

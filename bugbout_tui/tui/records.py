@@ -24,7 +24,7 @@ from bugbout_tui.core.models import (
     TaskSet,
 )
 from bugbout_tui.core.store import Store
-from bugbout_tui.stages.judge import Verdict, judge_all
+from bugbout_tui.rules.judge import Verdict, judge_all
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -52,7 +52,7 @@ from bugbout_tui.core.models import (
 )
 from bugbout_tui.core.patch import FileChange, Patch
 from bugbout_tui.core.store import Store
-from bugbout_tui.engine.mining import mine_tasks
+from bugbout_tui.engine.mine import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import attempt_path
 from bugbout_tui.tui.screens.attempt import AttemptScreen

@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.text import inert
-from bugbout_tui.engine.reporting import load_report, write_report
+from bugbout_tui.engine.report import load_report, write_report
 from bugbout_tui.report import Report, render_terminal
 from bugbout_tui.tui.screens.base import BoutScreen
 

@@ -23,7 +23,7 @@ from bugbout_tui.core.config_doc import ConfigDocument
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.models import Resolution
 from bugbout_tui.core.text import inert_line
-from bugbout_tui.stages.judge import POLICIES, Assessment, CellRef, Verdict
+from bugbout_tui.rules.judge import POLICIES, Assessment, CellRef, Verdict
 from bugbout_tui.tui.records import Records
 from bugbout_tui.tui.screens.base import BoutScreen
 from bugbout_tui.tui.screens.cell import CellScreen

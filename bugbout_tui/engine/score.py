@@ -1,0 +1,179 @@
+"""The scoring step of a bout: every contestant's patch against the maintainers' tests.
+
+Only a patch's source changes are applied, to a copy of the unfixed code; the fix's own
+test files are put in after them, from the fix's pristine tree. Nothing else the agent
+wrote reaches the run: not its tests, not a root `conftest.py`, not its settings, so no
+patch can grade itself. Runs share the cores, and each score is stored the moment it is
+known, so a stopped run resumes with the patches it had not scored.
+
+A score is kept with the conditions its run was made under and made again under other
+conditions. A run that failed because the machine did (a control run fails too) is no
+score: nothing is stored, and the next run tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from urllib.parse import quote
+
+from bugbout_tui.core.errors import BugboutError
+from bugbout_tui.core.events import ErrorRaised, StageProgress
+from bugbout_tui.core.models import Attempt, Oracle, OracleSet, Resolution, ResolutionSet, Task
+from bugbout_tui.engine.testing import PytestStage
+from bugbout_tui.infra.trees import copy_tree, pristine_tree
+from bugbout_tui.infra.workcopy import apply_patch
+from bugbout_tui.rules.examine import is_test_module
+from bugbout_tui.rules.score import (
+    PATCH_DOES_NOT_APPLY,
+    RUN_FAILED,
+    classify,
+    is_scored,
+    run_outcomes,
+    score_without_run,
+    took_a_run,
+    untestable,
+)
+
+
+class Scoring(PytestStage):
+    """Scores and stores every contestant's patch on every scored task."""
+
+    stage_dir = "score"
+
+    @property
+    def path(self) -> Path:
+        return self.project.store.resolutions_path
+
+    async def run(
+        self,
+        tasks: Sequence[Task],
+        oracles: OracleSet,
+        attempts: Mapping[str, Sequence[Attempt]],
+    ) -> ResolutionSet:
+        """Score what is not scored yet; unscored tasks and skipped attempts get nothing."""
+        store = self.project.store
+        scores = store.read(self.path, ResolutionSet) or ResolutionSet()
+        current = self.conditions()
+        to_run: list[tuple[Task, Oracle, Attempt]] = []
+        changed = False
+        for task in tasks:
+            oracle = oracles.oracles.get(task.id)
+            if oracle is None or not oracle.scored:
+                continue
+            for attempt in attempts.get(task.id, ()):
+                known = scores.patches.get(task.id, {}).get(attempt.contestant)
+                if not is_scored(attempt):
+                    if known is not None:  # the score of an earlier record, since retried
+                        del scores.patches[task.id][attempt.contestant]
+                        changed = True
+                    continue
+                settled = score_without_run(attempt)
+                if settled is not None:
+                    if settled != known:
+                        scores.patches.setdefault(task.id, {})[attempt.contestant] = settled
+                        changed = True
+                elif known is None or not took_a_run(known):
+                    to_run.append((task, oracle, attempt))
+                elif known.conditions is None:  # from before conditions were kept: trusted
+                    adopted = known.model_copy(update={"conditions": current})
+                    scores.patches[task.id][attempt.contestant] = adopted
+                    changed = True
+                elif known.conditions != current:
+                    to_run.append((task, oracle, attempt))
+        if changed:
+            store.write(self.path, scores)
+        gate = asyncio.Semaphore(self.parallel)
+        done = 0
+
+        async def one(task: Task, oracle: Oracle, attempt: Attempt) -> None:
+            nonlocal done
+            async with gate:
+                resolution = await self._score(task, oracle, attempt)
+            if resolution is not None:
+                scored = resolution.model_copy(update={"conditions": current})
+                scores.patches.setdefault(task.id, {})[attempt.contestant] = scored
+                store.write(self.path, scores)
+            elif scores.patches.get(task.id, {}).pop(attempt.contestant, None) is not None:
+                store.write(self.path, scores)  # made under other conditions, and no answer now
+            done += 1
+            self.bus.emit(
+                StageProgress(
+                    stage="score",
+                    done=done,
+                    total=len(to_run),
+                    detail=f"{task.id}/{attempt.contestant}",
+                )
+            )
+
+        async with asyncio.TaskGroup() as group:
+            for item in to_run:
+                group.create_task(one(*item))
+        return scores
+
+    async def _score(self, task: Task, oracle: Oracle, attempt: Attempt) -> Resolution | None:
+        """The patch's score, or None when its run failed because the machine did."""
+        name = attempt.contestant
+        workspace = self.scratch / task.id / quote(name, safe="")
+        shutil.rmtree(workspace, ignore_errors=True)
+        workspace.mkdir(parents=True)
+        try:
+            tree = workspace / "tree"
+            problem, modules = await asyncio.to_thread(self._prepare, task, attempt, tree)
+            if problem is not None:
+                return untestable(task.id, name, PATCH_DOES_NOT_APPLY, problem)
+            if not modules:
+                return untestable(task.id, name, RUN_FAILED, "the fix's test modules are missing")
+            run = await self.run_tests(task.id, name, tree, modules, workspace / "run")
+            if await self.machine_failed(run, workspace):
+                assert run.error is not None
+                first = next((ln for ln in run.error.splitlines() if ln.strip()), run.error)
+                self.bus.emit(
+                    ErrorRaised(
+                        message=f"{task.id}/{name}: the hidden tests could not run, and a "
+                        f"control run failed too: {first} No score is kept; the next run "
+                        "tries again.",
+                        task=task.id,
+                    )
+                )
+                return None
+        except BugboutError as exc:  # the trees could not be made at all
+            self.bus.emit(ErrorRaised(message=exc.message, task=task.id))
+            return untestable(task.id, name, RUN_FAILED, exc.message)
+        except OSError as exc:  # the machine's trouble (a full disk), not the patch's
+            self.bus.emit(
+                ErrorRaised(
+                    message=f"{task.id}/{name}: could not prepare its run: {exc}. No score "
+                    "is kept; the next run tries again.",
+                    task=task.id,
+                )
+            )
+            return None
+        finally:
+            shutil.rmtree(workspace, ignore_errors=True)
+        if run.error is not None:
+            return untestable(task.id, name, RUN_FAILED, run.error)
+        tests = [*oracle.fail_to_pass, *oracle.pass_to_pass]
+        return classify(task.id, name, oracle, run_outcomes(run, tests))
+
+    def _prepare(self, task: Task, attempt: Attempt, tree: Path) -> tuple[str | None, list[str]]:
+        """The base with the patch's source changes, then the fix's test files over it.
+
+        Returns why the source changes do not apply (else None), and the test modules.
+        """
+        fixed = pristine_tree(self.repo, task.fix_commit)
+        copy_tree(pristine_tree(self.repo, task.base_commit), tree)
+        try:
+            apply_patch(tree, attempt.patch.source)
+        except BugboutError as exc:
+            return exc.message.replace(str(tree), "the unfixed code"), []
+        for path in [*task.test_files, *task.test_data_files]:
+            target = tree / path
+            if (fixed / path).is_file():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(fixed / path, target)
+            else:
+                target.unlink(missing_ok=True)
+        return None, [p for p in task.test_files if is_test_module(p) and (fixed / p).is_file()]
