@@ -189,29 +189,26 @@ def test_setup_py_project_is_built_on_a_copy_then_removed(
 
 
 @pytest.mark.slow
-def test_concurrent_builders_of_one_environment_build_it_once(
+async def test_concurrent_builders_of_one_environment_build_it_once(
     home: Path, tmp_path: Path, uv_calls: list[list[str]]
 ) -> None:
     project = static_project(tmp_path / "proj", [])
 
-    async def race() -> list[Environment]:
-        request = ensure_environment(
-            project,
-            python=RUNNING,
-            test_dependencies=["pytest"],
-            install_project=False,
-            interpreter=None,
-        )
-        twin = ensure_environment(
-            project,
-            python=RUNNING,
-            test_dependencies=["pytest"],
-            install_project=False,
-            interpreter=None,
-        )
-        return list(await asyncio.gather(request, twin))
-
-    first, second = asyncio.run(race())
+    request = ensure_environment(
+        project,
+        python=RUNNING,
+        test_dependencies=["pytest"],
+        install_project=False,
+        interpreter=None,
+    )
+    twin = ensure_environment(
+        project,
+        python=RUNNING,
+        test_dependencies=["pytest"],
+        install_project=False,
+        interpreter=None,
+    )
+    first, second = await asyncio.gather(request, twin)
 
     assert first.root == second.root
     assert sorted([first.built, second.built]) == [False, True]

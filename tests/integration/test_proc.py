@@ -229,74 +229,65 @@ def test_stray_helpers_are_ended_after_a_normal_exit(tmp_path: Path) -> None:
     assert gone_soon(int(pid_file.read_text()))
 
 
-def test_cancellation_kills_then_reraises(tmp_path: Path) -> None:
+async def test_cancellation_kills_then_reraises(tmp_path: Path) -> None:
     pid_file = tmp_path / "grandchild.pid"
 
-    async def scenario() -> None:
-        ready = asyncio.Event()
-        task = asyncio.create_task(
-            run_process(
-                [PY, "-c", FORKING_CHILD, str(pid_file), "sleep"],
-                cwd=tmp_path,
-                env=ENV,
-                timeout=60,
-                kill_grace=0.3,
-                on_line=lambda _stream, line: ready.set() if line == "ready" else None,
-            )
-        )
-        await ready.wait()
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        # The kill completed before the cancellation reached us.
-        pid = int(pid_file.read_text())
-        assert gone_soon(pid)
-
-    asyncio.run(scenario())
-
-
-def test_second_cancellation_does_not_abandon_the_kill(tmp_path: Path) -> None:
-    pid_file = tmp_path / "grandchild.pid"
-
-    async def scenario() -> None:
-        ready = asyncio.Event()
-        task = asyncio.create_task(
-            run_process(
-                [PY, "-c", FORKING_CHILD, str(pid_file), "sleep"],
-                cwd=tmp_path,
-                env=ENV,
-                timeout=60,
-                kill_grace=0.5,
-                on_line=lambda _stream, line: ready.set() if line == "ready" else None,
-            )
-        )
-        await ready.wait()
-        task.cancel()
-        await asyncio.sleep(0.05)  # let the first cancellation start the kill
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        assert gone_soon(int(pid_file.read_text()))
-
-    asyncio.run(scenario())
-
-
-def test_stop_event_ends_the_run_with_a_result(tmp_path: Path) -> None:
-    pid_file = tmp_path / "grandchild.pid"
-
-    async def scenario() -> ProcessResult:
-        stop = asyncio.Event()
-        return await run_process(
+    ready = asyncio.Event()
+    task = asyncio.create_task(
+        run_process(
             [PY, "-c", FORKING_CHILD, str(pid_file), "sleep"],
             cwd=tmp_path,
             env=ENV,
             timeout=60,
             kill_grace=0.3,
-            stop=stop,
-            on_line=lambda _stream, line: stop.set() if line == "ready" else None,
+            on_line=lambda _stream, line: ready.set() if line == "ready" else None,
         )
+    )
+    await ready.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    # The kill completed before the cancellation reached us.
+    pid = int(pid_file.read_text())
+    assert gone_soon(pid)
 
-    result = asyncio.run(scenario())
+
+async def test_second_cancellation_does_not_abandon_the_kill(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+
+    ready = asyncio.Event()
+    task = asyncio.create_task(
+        run_process(
+            [PY, "-c", FORKING_CHILD, str(pid_file), "sleep"],
+            cwd=tmp_path,
+            env=ENV,
+            timeout=60,
+            kill_grace=0.5,
+            on_line=lambda _stream, line: ready.set() if line == "ready" else None,
+        )
+    )
+    await ready.wait()
+    task.cancel()
+    await asyncio.sleep(0.05)  # let the first cancellation start the kill
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert gone_soon(int(pid_file.read_text()))
+
+
+async def test_stop_event_ends_the_run_with_a_result(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+
+    stop = asyncio.Event()
+    result = await run_process(
+        [PY, "-c", FORKING_CHILD, str(pid_file), "sleep"],
+        cwd=tmp_path,
+        env=ENV,
+        timeout=60,
+        kill_grace=0.3,
+        stop=stop,
+        on_line=lambda _stream, line: stop.set() if line == "ready" else None,
+    )
     assert result.cancelled
     assert not result.timed_out
     assert result.returncode is None
@@ -326,22 +317,19 @@ def test_missing_program_raises(tmp_path: Path) -> None:
         run([str(tmp_path / "no-such-program")], tmp_path, timeout=5)
 
 
-def test_many_runs_at_once(tmp_path: Path) -> None:
-    async def scenario() -> list[ProcessResult]:
-        return await asyncio.gather(
-            *(
-                run_process(
-                    [PY, "-c", f"import sys\nprint('run {i}')\nsys.exit({i})"],
-                    cwd=tmp_path,
-                    env=ENV,
-                    timeout=60,
-                    stdout_path=tmp_path / f"{i}.log",
-                )
-                for i in range(8)
+async def test_many_runs_at_once(tmp_path: Path) -> None:
+    results = await asyncio.gather(
+        *(
+            run_process(
+                [PY, "-c", f"import sys\nprint('run {i}')\nsys.exit({i})"],
+                cwd=tmp_path,
+                env=ENV,
+                timeout=60,
+                stdout_path=tmp_path / f"{i}.log",
             )
+            for i in range(8)
         )
-
-    results = asyncio.run(scenario())
+    )
     assert [r.returncode for r in results] == list(range(8))
     assert [(tmp_path / f"{i}.log").read_text() for i in range(8)] == [
         f"run {i}\n" for i in range(8)

@@ -497,7 +497,7 @@ def test_missing_interpreter_is_a_user_error(tmp_path: Path, bwrap: Sandbox) -> 
         asyncio.run(run_pytest(cmd, bwrap, workdir=tmp_path / "work"))
 
 
-def test_runs_share_nothing(tmp_path: Path, bwrap: Sandbox) -> None:
+async def test_runs_share_nothing(tmp_path: Path, bwrap: Sandbox) -> None:
     """Concurrent runs of different trees (as in a cross-examination) stay apart."""
     trees = [
         write_tree(
@@ -506,19 +506,16 @@ def test_runs_share_nothing(tmp_path: Path, bwrap: Sandbox) -> None:
         for i in range(3)
     ]
 
-    async def all_runs() -> list[TestRun]:
-        return await asyncio.gather(
-            *(
-                run_pytest(
-                    PytestCommand(python=PYTHON, tree=t, paths=(), pythonpath=[t]),
-                    bwrap,
-                    workdir=tmp_path / f"work{i}",
-                )
-                for i, t in enumerate(trees)
+    results = await asyncio.gather(
+        *(
+            run_pytest(
+                PytestCommand(python=PYTHON, tree=t, paths=(), pythonpath=[t]),
+                bwrap,
+                workdir=tmp_path / f"work{i}",
             )
+            for i, t in enumerate(trees)
         )
-
-    results = asyncio.run(all_runs())
+    )
     assert [r.outcomes["tests/test_n.py::test_n"].outcome for r in results] == [
         "passed",
         "passed",

@@ -3,7 +3,6 @@ a real `bugbout run` in another process. Agents are small scripts, run in the sa
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -28,7 +27,7 @@ def phase(app: BugboutApp, attempt: str) -> str | None:
     return None if view is None else view.phase
 
 
-def test_stopping_the_engine_kills_the_agent_starting_again_resumes_and_c_cancels_it(
+async def test_stopping_the_engine_kills_the_agent_starting_again_resumes_and_c_cancels_it(
     project_template: Path, tmp_path: Path
 ) -> None:
     token = f"bugbout-tui-hang-{os.getpid()}"
@@ -39,51 +38,48 @@ def test_stopping_the_engine_kills_the_agent_starting_again_resumes_and_c_cancel
         extra=contestant("hang", script("hang", token)),
     )
 
-    async def scenario() -> None:
-        app = calc_app(project)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await settle(pilot)
-            await pilot.press("3", "s")
-            await until(pilot, lambda: phase(app, "calc-1/hang") == "running", "the start", 60)
-            await until(pilot, lambda: bool(alive(token)), "the agent's helper", 30)
-            screen = app.screen
-            assert isinstance(screen, RaceScreen)
-            # The counts are redrawn once a second, not on every event.
-            await until(
-                pilot,
-                lambda: "1 running" in str(screen.query_one("#race-summary").render()),
-                "the counts to show it",
-                5,
-            )
-            await pilot.press("s")
-            await until(pilot, lambda: app.engine is None, "the engine to stop", 30)
-            await until(pilot, lambda: app.state.outcome == "stopped", "the last event", 5)
-            await until(pilot, lambda: not alive(token), "the agent to die", 10)
+    app = calc_app(project)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("3", "s")
+        await until(pilot, lambda: phase(app, "calc-1/hang") == "running", "the start", 60)
+        await until(pilot, lambda: bool(alive(token)), "the agent's helper", 30)
+        screen = app.screen
+        assert isinstance(screen, RaceScreen)
+        # The counts are redrawn once a second, not on every event.
+        await until(
+            pilot,
+            lambda: "1 running" in str(screen.query_one("#race-summary").render()),
+            "the counts to show it",
+            5,
+        )
+        await pilot.press("s")
+        await until(pilot, lambda: app.engine is None, "the engine to stop", 30)
+        await until(pilot, lambda: app.state.outcome == "stopped", "the last event", 5)
+        await until(pilot, lambda: not alive(token), "the agent to die", 10)
 
-            await pilot.press("s")
-            await until(pilot, lambda: phase(app, "calc-1/hang") == "running", "a restart", 60)
-            await until(pilot, lambda: bool(alive(token)), "the helper again", 30)
-            await until(pilot, lambda: screen._highlighted() == "calc-1/hang",
-                        "the lane to list it", 10)  # fmt: skip
-            await pilot.press("c")
-            await until(pilot, lambda: phase(app, "calc-1/hang") == "crashed", "the cancel", 30)
-            assert app.state.attempts["calc-1/hang"].detail == CANCELLED
-            assert not alive(token)
-            # The bout goes on past one cancelled attempt, to its end.
-            await until(pilot, lambda: app.state.outcome == "done", "the bout to finish", 60)
-            await pilot.press("q")
-            await until(pilot, lambda: app.return_code is not None, "the app to quit", 30)
+        await pilot.press("s")
+        await until(pilot, lambda: phase(app, "calc-1/hang") == "running", "a restart", 60)
+        await until(pilot, lambda: bool(alive(token)), "the helper again", 30)
+        await until(pilot, lambda: screen._highlighted() == "calc-1/hang",
+                    "the lane to list it", 10)  # fmt: skip
+        await pilot.press("c")
+        await until(pilot, lambda: phase(app, "calc-1/hang") == "crashed", "the cancel", 30)
+        assert app.state.attempts["calc-1/hang"].detail == CANCELLED
         assert not alive(token)
-        # The stopped run's journal is kept beside the one of the run that finished.
-        (stopped,) = (project / ".bugbout").glob("events-*.jsonl")
-        assert '"outcome":"stopped"' in stopped.read_text()
-        journal = (project / ".bugbout" / "events.jsonl").read_text()
-        assert '"outcome":"done"' in journal
+        # The bout goes on past one cancelled attempt, to its end.
+        await until(pilot, lambda: app.state.outcome == "done", "the bout to finish", 60)
+        await pilot.press("q")
+        await until(pilot, lambda: app.return_code is not None, "the app to quit", 30)
+    assert not alive(token)
+    # The stopped run's journal is kept beside the one of the run that finished.
+    (stopped,) = (project / ".bugbout").glob("events-*.jsonl")
+    assert '"outcome":"stopped"' in stopped.read_text()
+    journal = (project / ".bugbout" / "events.jsonl").read_text()
+    assert '"outcome":"done"' in journal
 
-    asyncio.run(scenario())
 
-
-def test_watch_follows_a_bout_run_by_another_process(
+async def test_watch_follows_a_bout_run_by_another_process(
     project_template: Path, tmp_path: Path, home: Path
 ) -> None:
     slow = [sys.executable, str(AGENTS / "scripted.py"), "slow", "{workdir}"]
@@ -107,26 +103,23 @@ def test_watch_follows_a_bout_run_by_another_process(
             assert run.poll() is None, run.stderr.read() if run.stderr else ""
             time.sleep(0.05)
 
-        async def scenario() -> None:
-            app = calc_app(project, watch=True)
-            async with app.run_test(size=(120, 40)) as pilot:
-                await until(pilot, lambda: phase(app, "calc-2/editor") == "running",
-                            "the first attempt to run", 60)  # fmt: skip
-                await until(pilot, lambda: app.outputs.count("calc-2/editor") > 0,
-                            "its output", 30)  # fmt: skip
-                assert app.current_mode == "race"
-                header = str(app.screen.query_one("StatusHeader").render())
-                assert "following" in header and "read-only" in header
-                await until(pilot, lambda: phase(app, "calc-1/editor") == "finished",
-                            "the last attempt to finish", 60)  # fmt: skip
-                await until(pilot, lambda: app.state.outcome == "done", "the run to end", 30)
-                await until(pilot, lambda: app.records.attempt("calc-1", "editor") is not None,
-                            "the store to be read again", 10)  # fmt: skip
-                assert phase(app, "calc-2/editor") == "finished"
-                await pilot.press("s")
-                assert app.engine is None
-
-        asyncio.run(scenario())
+        app = calc_app(project, watch=True)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: phase(app, "calc-2/editor") == "running",
+                        "the first attempt to run", 60)  # fmt: skip
+            await until(pilot, lambda: app.outputs.count("calc-2/editor") > 0,
+                        "its output", 30)  # fmt: skip
+            assert app.current_mode == "race"
+            header = str(app.screen.query_one("StatusHeader").render())
+            assert "following" in header and "read-only" in header
+            await until(pilot, lambda: phase(app, "calc-1/editor") == "finished",
+                        "the last attempt to finish", 60)  # fmt: skip
+            await until(pilot, lambda: app.state.outcome == "done", "the run to end", 30)
+            await until(pilot, lambda: app.records.attempt("calc-1", "editor") is not None,
+                        "the store to be read again", 10)  # fmt: skip
+            assert phase(app, "calc-2/editor") == "finished"
+            await pilot.press("s")
+            assert app.engine is None
         assert run.wait(timeout=60) == 0, run.stderr.read() if run.stderr else ""
     finally:
         if run.poll() is None:

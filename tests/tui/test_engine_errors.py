@@ -3,7 +3,6 @@ is shown, as `bugbout run` prints it, and the app goes on."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -20,27 +19,24 @@ def errors(app: BugboutApp) -> list[Notification]:
     return [n for n in app._notifications if n.severity == "error"]
 
 
-def stopped_with(project: Path) -> Notification:
+async def stopped_with(project: Path) -> Notification:
     """Start the bout in the app and return the error it stopped with."""
     found: list[Notification] = []
 
-    async def scenario() -> None:
-        app = calc_app(project)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await settle(pilot)
-            await pilot.press("3", "s")
-            await until(pilot, lambda: bool(errors(app)), "the bout to stop", 120)
-            await until(pilot, lambda: app.engine is None, "the engine to end", 10)
-            found.extend(errors(app))
-            assert app.is_running
-            await pilot.press("q")
-
-    asyncio.run(scenario())
+    app = calc_app(project)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("3", "s")
+        await until(pilot, lambda: bool(errors(app)), "the bout to stop", 120)
+        await until(pilot, lambda: app.engine is None, "the engine to end", 10)
+        found.extend(errors(app))
+        assert app.is_running
+        await pilot.press("q")
     (error,) = found
     return error
 
 
-def test_a_missing_agent_stops_the_bout_with_the_fix_before_any_attempt(
+async def test_a_missing_agent_stops_the_bout_with_the_fix_before_any_attempt(
     project_template: Path, tmp_path: Path
 ) -> None:
     project = copy_project(
@@ -49,14 +45,14 @@ def test_a_missing_agent_stops_the_bout_with_the_fix_before_any_attempt(
         tasks=["calc-1"],
         extra=contestant("ghost", ["/nowhere/ghost-agent", "{prompt_file}"]),
     )
-    error = stopped_with(project)
+    error = await stopped_with(project)
     assert error.title == "The bout stopped"
     assert error.message.startswith("cannot start the race: the contestant 'ghost'")
     assert "correct `command` of this agent in bugbout.toml" in error.message
     assert records(project) == {}
 
 
-def test_a_store_that_cannot_be_written_is_named_in_the_message(
+async def test_a_store_that_cannot_be_written_is_named_in_the_message(
     project_template: Path, tmp_path: Path
 ) -> None:
     project = copy_project(
@@ -67,6 +63,6 @@ def test_a_store_that_cannot_be_written_is_named_in_the_message(
     )
     lock = project / ".bugbout" / "lock"
     lock.mkdir()  # something in the way of the lock file
-    error = stopped_with(project)
+    error = await stopped_with(project)
     assert error.title == "The bout stopped"
     assert error.message.startswith(f"cannot write {lock}:")

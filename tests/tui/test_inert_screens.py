@@ -10,7 +10,6 @@ write it to the terminal, and read back.
 
 from __future__ import annotations
 
-import asyncio
 import io
 import re
 from datetime import UTC, datetime, timedelta
@@ -245,90 +244,72 @@ def assert_inert(app: App[int], *shown: str) -> None:
         assert part in text, f"{part!r} not in:\n{text}"
 
 
-def test_the_tasks_screen_shows_the_title_issue_tests_and_fix_as_text(hostile: Path) -> None:
-    async def scenario() -> None:
-        app = calc_app(hostile)
-        async with app.run_test(size=(200, 60)) as pilot:
+async def test_the_tasks_screen_shows_the_title_issue_tests_and_fix_as_text(hostile: Path) -> None:
+    app = calc_app(hostile)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot)
+        assert_inert(app, "Fix mean() on an empty list desrever", "It crashes. desrever")
+        tabs = app.screen.query_one(TabbedContent)
+        for tab, shown in (("tab-tests", "test_empty["), ("tab-fix", "desrever")):
+            tabs.active = tab
             await settle(pilot)
-            assert_inert(app, "Fix mean() on an empty list desrever", "It crashes. desrever")
-            tabs = app.screen.query_one(TabbedContent)
-            for tab, shown in (("tab-tests", "test_empty["), ("tab-fix", "desrever")):
-                tabs.active = tab
-                await settle(pilot)
-                assert_inert(app, shown)
-
-    asyncio.run(scenario())
+            assert_inert(app, shown)
 
 
-def test_the_race_board_shows_output_names_and_messages_as_text(hostile: Path) -> None:
-    async def scenario() -> None:
-        app = calc_app(hostile)
-        async with app.run_test(size=(200, 60)) as pilot:
+async def test_the_race_board_shows_output_names_and_messages_as_text(hostile: Path) -> None:
+    app = calc_app(hostile)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot)
+        await press_and_settle(pilot, "3")
+        assert_inert(app, "warning desrever [bold]markup[/bold]", "parked on a usage limit")
+
+
+async def test_an_attempt_shows_its_logs_summary_patch_and_prompt_as_text(hostile: Path) -> None:
+    app = calc_app(hostile)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot)
+        await press_and_settle(pilot, "3")
+        app.push_screen(AttemptScreen(f"{TASK}/careful"))
+        await settle(pilot)
+        assert_inert(app, "Done. desrever [bold]markup[/bold]")
+        tabs = app.screen.query_one(TabbedContent)
+        for tab, shown in (
+            ("tab-patch", "notesdesrever.txt"),
+            ("tab-log", "step 2 desrever"),
+            ("tab-prompt", "mean() crashes desrever"),
+        ):
+            tabs.active = tab
             await settle(pilot)
-            await press_and_settle(pilot, "3")
-            assert_inert(app, "warning desrever [bold]markup[/bold]", "parked on a usage limit")
-
-    asyncio.run(scenario())
+            assert_inert(app, shown)
 
 
-def test_an_attempt_shows_its_logs_summary_patch_and_prompt_as_text(hostile: Path) -> None:
-    async def scenario() -> None:
-        app = calc_app(hostile)
-        async with app.run_test(size=(200, 60)) as pilot:
-            await settle(pilot)
-            await press_and_settle(pilot, "3")
-            app.push_screen(AttemptScreen(f"{TASK}/careful"))
-            await settle(pilot)
-            assert_inert(app, "Done. desrever [bold]markup[/bold]")
-            tabs = app.screen.query_one(TabbedContent)
-            for tab, shown in (
-                ("tab-patch", "notesdesrever.txt"),
-                ("tab-log", "step 2 desrever"),
-                ("tab-prompt", "mean() crashes desrever"),
-            ):
-                tabs.active = tab
-                await settle(pilot)
-                assert_inert(app, shown)
-
-    asyncio.run(scenario())
+async def test_the_matrix_and_a_cell_show_test_names_and_failures_as_text(hostile: Path) -> None:
+    app = calc_app(hostile)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot)
+        await press_and_settle(pilot, "4")
+        assert_inert(app, "careful")
+        app.push_screen(CellScreen(TASK, "careful", "careful"))
+        await settle(pilot)
+        assert_inert(app, "pytest crashed desrever", "AssertionError: desrever")
 
 
-def test_the_matrix_and_a_cell_show_test_names_and_failures_as_text(hostile: Path) -> None:
-    async def scenario() -> None:
-        app = calc_app(hostile)
-        async with app.run_test(size=(200, 60)) as pilot:
-            await settle(pilot)
-            await press_and_settle(pilot, "4")
-            assert_inert(app, "careful")
-            app.push_screen(CellScreen(TASK, "careful", "careful"))
-            await settle(pilot)
-            assert_inert(app, "pytest crashed desrever", "AssertionError: desrever")
-
-    asyncio.run(scenario())
+async def test_verdicts_and_the_report_show_test_names_and_titles_as_text(hostile: Path) -> None:
+    app = calc_app(hostile)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot)
+        await press_and_settle(pilot, "5")
+        app.screen.query_one(Tree).root.expand_all()
+        await settle(pilot)
+        assert_inert(app, "test_empty[desrever [bold]markup[/bold]]")
+        await press_and_settle(pilot, "6")
+        assert_inert(app, "notesdesrever.txt")
 
 
-def test_verdicts_and_the_report_show_test_names_and_titles_as_text(hostile: Path) -> None:
-    async def scenario() -> None:
-        app = calc_app(hostile)
-        async with app.run_test(size=(200, 60)) as pilot:
-            await settle(pilot)
-            await press_and_settle(pilot, "5")
-            app.screen.query_one(Tree).root.expand_all()
-            await settle(pilot)
-            assert_inert(app, "test_empty[desrever [bold]markup[/bold]]")
-            await press_and_settle(pilot, "6")
-            assert_inert(app, "notesdesrever.txt")
-
-    asyncio.run(scenario())
-
-
-def test_a_notification_quoting_an_error_is_text(hostile: Path) -> None:
-    async def scenario() -> None:
-        app = calc_app(hostile)
-        async with app.run_test(size=(200, 60), notifications=True) as pilot:
-            await settle(pilot)
-            app.notify(f"could not read {HOSTILE}", title=f"failed {HOSTILE}", markup=False)
-            await settle(pilot)
-            assert_inert(app, "could not read desrever")
-
-    asyncio.run(scenario())
+async def test_a_notification_quoting_an_error_is_text(hostile: Path) -> None:
+    app = calc_app(hostile)
+    async with app.run_test(size=(200, 60), notifications=True) as pilot:
+        await settle(pilot)
+        app.notify(f"could not read {HOSTILE}", title=f"failed {HOSTILE}", markup=False)
+        await settle(pilot)
+        assert_inert(app, "could not read desrever")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import shutil
@@ -54,62 +53,56 @@ def row_texts(table: DataTable[Text], key: str) -> list[str]:
 # --- Tasks ------------------------------------------------------------------------------
 
 
-def test_excluding_and_accepting_tasks_writes_the_toml_and_keeps_its_comments(
+async def test_excluding_and_accepting_tasks_writes_the_toml_and_keeps_its_comments(
     calc: Path,
 ) -> None:
     config = calc / "bugbout.toml"
 
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await settle(pilot)
-            screen = app.screen
-            assert isinstance(screen, TasksScreen)
-            table = screen.table
-            assert [str(key.value) for key in table.rows] == ["calc-3", "calc-2", "calc-1"]
-            table.move_cursor(row=table.get_row_index("calc-1"))
-            await press_and_settle(pilot, "x")
-            assert 'exclude = ["calc-1"]' in config.read_text()
-            assert row_texts(table, "calc-1")[4] == "excluded by you"
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TasksScreen)
+        table = screen.table
+        assert [str(key.value) for key in table.rows] == ["calc-3", "calc-2", "calc-1"]
+        table.move_cursor(row=table.get_row_index("calc-1"))
+        await press_and_settle(pilot, "x")
+        assert 'exclude = ["calc-1"]' in config.read_text()
+        assert row_texts(table, "calc-1")[4] == "excluded by you"
 
-            table.move_cursor(row=table.get_row_index("calc-3"))
-            await press_and_settle(pilot, "space", "space")
-            assert screen.selected == {"calc-3", "calc-2"}
-            await press_and_settle(pilot, "a")
-            text = config.read_text()
-            assert 'include = ["calc-2", "calc-3"]' in text
-            assert row_texts(table, "calc-2")[4] == "accepted by you"
-            assert screen.selected == set()
+        table.move_cursor(row=table.get_row_index("calc-3"))
+        await press_and_settle(pilot, "space", "space")
+        assert screen.selected == {"calc-3", "calc-2"}
+        await press_and_settle(pilot, "a")
+        text = config.read_text()
+        assert 'include = ["calc-2", "calc-3"]' in text
+        assert row_texts(table, "calc-2")[4] == "accepted by you"
+        assert screen.selected == set()
 
-            table.move_cursor(row=table.get_row_index("calc-1"))
-            await press_and_settle(pilot, "u")
-            text = config.read_text()
-            assert "exclude" not in text
-            assert row_texts(table, "calc-1")[4] == "will race"
-            assert comments(text) == comments(CONFIG)
-
-    asyncio.run(scenario())
+        table.move_cursor(row=table.get_row_index("calc-1"))
+        await press_and_settle(pilot, "u")
+        text = config.read_text()
+        assert "exclude" not in text
+        assert row_texts(table, "calc-1")[4] == "will race"
+        assert comments(text) == comments(CONFIG)
 
 
-def test_the_highlighted_task_shows_its_issue_fix_and_ground_truth(calc: Path) -> None:
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await settle(pilot)
-            screen = app.screen
-            assert isinstance(screen, TasksScreen)
-            screen.table.move_cursor(row=screen.table.get_row_index("calc-2"))
-            await settle(pilot)
-            issue = static_text(screen, "#task-issue")
-            assert "clamp(15, 0, 10)" in issue and "Issue #2" in issue
-            assert "fail → pass" in static_text(screen, "#task-tests")
-            assert "tests/test_clamp.py::test_upper" in static_text(screen, "#task-tests")
-            assert "return min(max(low, x), high)" in static_text(screen, "#task-fix")
-            funnel = static_text(screen, "#tasks-funnel")
-            assert "6 changes examined → 3 tasks" in funnel
-            assert "not-a-fix 2" in funnel and "2 of 3 tasks can race" in funnel
-
-    asyncio.run(scenario())
+async def test_the_highlighted_task_shows_its_issue_fix_and_ground_truth(calc: Path) -> None:
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TasksScreen)
+        screen.table.move_cursor(row=screen.table.get_row_index("calc-2"))
+        await settle(pilot)
+        issue = static_text(screen, "#task-issue")
+        assert "clamp(15, 0, 10)" in issue and "Issue #2" in issue
+        assert "fail → pass" in static_text(screen, "#task-tests")
+        assert "tests/test_clamp.py::test_upper" in static_text(screen, "#task-tests")
+        assert "return min(max(low, x), high)" in static_text(screen, "#task-fix")
+        funnel = static_text(screen, "#tasks-funnel")
+        assert "6 changes examined → 3 tasks" in funnel
+        assert "not-a-fix 2" in funnel and "2 of 3 tasks can race" in funnel
 
 
 # --- Config -----------------------------------------------------------------------------
@@ -131,209 +124,188 @@ def config_row(screen: ConfigScreen, key: str) -> list[str]:
     return row_texts(screen.table, key)
 
 
-def test_the_config_form_shows_a_problem_beside_its_key_and_saves_keeping_comments(
+async def test_the_config_form_shows_a_problem_beside_its_key_and_saves_keeping_comments(
     calc: Path,
 ) -> None:
     config = calc / "bugbout.toml"
 
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await press_and_settle(pilot, "1")
-            screen = app.screen
-            assert isinstance(screen, ConfigScreen)
-            assert config_row(screen, "run.timeout")[1] == "600"
-            assert config_row(screen, "run.test-timeout")[1] == "default: 600"
-            await edit_key(pilot, screen, "run.timeout", "soon")
-            assert config_row(screen, "run.timeout")[1:] == [
-                "soon",
-                "✗ must be a positive whole number of seconds",
-            ]
-            assert "must be a positive whole number" in static_text(screen, "#config-detail")
-            assert "unsaved changes" in static_text(screen, "#config-status")
-            await press_and_settle(pilot, "enter", "ctrl+s")
-            assert "timeout = 600" in config.read_text()
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "1")
+        screen = app.screen
+        assert isinstance(screen, ConfigScreen)
+        assert config_row(screen, "run.timeout")[1] == "600"
+        assert config_row(screen, "run.test-timeout")[1] == "default: 600"
+        await edit_key(pilot, screen, "run.timeout", "soon")
+        assert config_row(screen, "run.timeout")[1:] == [
+            "soon",
+            "✗ must be a positive whole number of seconds",
+        ]
+        assert "must be a positive whole number" in static_text(screen, "#config-detail")
+        assert "unsaved changes" in static_text(screen, "#config-status")
+        await press_and_settle(pilot, "enter", "ctrl+s")
+        assert "timeout = 600" in config.read_text()
 
-            await edit_key(pilot, screen, "run.timeout", "900")
-            note = config_row(screen, "run.timeout")[2]
-            assert note == "seconds one agent may spend on one task"
-            await press_and_settle(pilot, "enter")
-            await edit_key(pilot, screen, "project.python", "3.12")
-            await press_and_settle(pilot, "enter", "ctrl+s")
-            text = config.read_text()
-            assert "timeout = 900" in text
-            assert 'python = "3.12"' in text
-            assert comments(text) == comments(CONFIG)
-            assert "✓ saved" in static_text(screen, "#config-status")
-            assert app.project is not None and app.project.config.run.timeout == 900
-
-    asyncio.run(scenario())
+        await edit_key(pilot, screen, "run.timeout", "900")
+        note = config_row(screen, "run.timeout")[2]
+        assert note == "seconds one agent may spend on one task"
+        await press_and_settle(pilot, "enter")
+        await edit_key(pilot, screen, "project.python", "3.12")
+        await press_and_settle(pilot, "enter", "ctrl+s")
+        text = config.read_text()
+        assert "timeout = 900" in text
+        assert 'python = "3.12"' in text
+        assert comments(text) == comments(CONFIG)
+        assert "✓ saved" in static_text(screen, "#config-status")
+        assert app.project is not None and app.project.config.run.timeout == 900
 
 
-def test_escape_puts_an_edited_key_back(calc: Path) -> None:
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await press_and_settle(pilot, "1")
-            screen = app.screen
-            assert isinstance(screen, ConfigScreen)
-            await edit_key(pilot, screen, "tasks.limit", "0")
-            assert "at least 1" in config_row(screen, "tasks.limit")[2]
-            await press_and_settle(pilot, "escape")
-            assert config_row(screen, "tasks.limit")[1] == "10"
-            assert not screen.has_unsaved_changes
-            await edit_key(pilot, screen, "judge.policy", None)
-            await press_and_settle(pilot, "right")
-            assert config_row(screen, "judge.policy")[1] == "unanimous"
-            await press_and_settle(pilot, "enter")
-            assert screen.has_unsaved_changes
-            assert screen.table.has_focus
-
-    asyncio.run(scenario())
+async def test_escape_puts_an_edited_key_back(calc: Path) -> None:
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "1")
+        screen = app.screen
+        assert isinstance(screen, ConfigScreen)
+        await edit_key(pilot, screen, "tasks.limit", "0")
+        assert "at least 1" in config_row(screen, "tasks.limit")[2]
+        await press_and_settle(pilot, "escape")
+        assert config_row(screen, "tasks.limit")[1] == "10"
+        assert not screen.has_unsaved_changes
+        await edit_key(pilot, screen, "judge.policy", None)
+        await press_and_settle(pilot, "right")
+        assert config_row(screen, "judge.policy")[1] == "unanimous"
+        await press_and_settle(pilot, "enter")
+        assert screen.has_unsaved_changes
+        assert screen.table.has_focus
 
 
-def test_agents_show_whether_their_program_is_found_and_can_be_added(calc: Path) -> None:
+async def test_agents_show_whether_their_program_is_found_and_can_be_added(calc: Path) -> None:
     config = calc / "bugbout.toml"
 
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await press_and_settle(pilot, "1")
-            screen = app.screen
-            assert isinstance(screen, ConfigScreen)
-            head = config_row(screen, "contestants[0]")
-            assert head[1] == "careful"
-            assert head[2].startswith("✗ `careful-agent`, which runs the agent")
-            options = config_row(screen, "contestants[0].options")
-            assert options[1] == '{ command = ["careful-agent", "{prompt_file}"] }'
-            await edit_key(pilot, screen, "contestants[0].options",
-                           '{ command = ["python3", "{prompt_file}"] }')  # fmt: skip
-            await press_and_settle(pilot, "enter")
-            assert config_row(screen, "contestants[0]")[2].startswith("✓ found")
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "1")
+        screen = app.screen
+        assert isinstance(screen, ConfigScreen)
+        head = config_row(screen, "contestants[0]")
+        assert head[1] == "careful"
+        assert head[2].startswith("✗ `careful-agent`, which runs the agent")
+        options = config_row(screen, "contestants[0].options")
+        assert options[1] == '{ command = ["careful-agent", "{prompt_file}"] }'
+        await edit_key(pilot, screen, "contestants[0].options",
+                       '{ command = ["python3", "{prompt_file}"] }')  # fmt: skip
+        await press_and_settle(pilot, "enter")
+        assert config_row(screen, "contestants[0]")[2].startswith("✓ found")
 
-            await press_and_settle(pilot, "n")
-            assert config_row(screen, "contestants[4]")[1] == "claude-code"
-            await edit_key(pilot, screen, "contestants[4].model", "sonnet")
-            await press_and_settle(pilot, "enter", "ctrl+s")
-            text = config.read_text()
-            assert text.count("[[contestants]]") == 5
-            assert 'agent = "claude-code"\nmodel = "sonnet"' in text
-            assert 'command = ["python3", "{prompt_file}"]' in text
+        await press_and_settle(pilot, "n")
+        assert config_row(screen, "contestants[4]")[1] == "claude-code"
+        await edit_key(pilot, screen, "contestants[4].model", "sonnet")
+        await press_and_settle(pilot, "enter", "ctrl+s")
+        text = config.read_text()
+        assert text.count("[[contestants]]") == 5
+        assert 'agent = "claude-code"\nmodel = "sonnet"' in text
+        assert 'command = ["python3", "{prompt_file}"]' in text
 
-            screen.table.move_cursor(row=screen.table.get_row_index("examiners[0].quota"))
-            await press_and_settle(pilot, "d", "ctrl+s")
-            assert "[[examiners]]" not in config.read_text()
-            assert comments(config.read_text())[:3] == comments(CONFIG)[:3]
-
-    asyncio.run(scenario())
+        screen.table.move_cursor(row=screen.table.get_row_index("examiners[0].quota"))
+        await press_and_settle(pilot, "d", "ctrl+s")
+        assert "[[examiners]]" not in config.read_text()
+        assert comments(config.read_text())[:3] == comments(CONFIG)[:3]
 
 
-def test_leaving_the_config_with_unsaved_edits_asks_first(calc: Path) -> None:
+async def test_leaving_the_config_with_unsaved_edits_asks_first(calc: Path) -> None:
     config = calc / "bugbout.toml"
 
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await press_and_settle(pilot, "1")
-            screen = app.screen
-            assert isinstance(screen, ConfigScreen)
-            await edit_key(pilot, screen, "tasks.limit", "5")
-            await press_and_settle(pilot, "enter", "2")
-            assert isinstance(app.screen, Choice)
-            await press_and_settle(pilot, "escape")
-            assert app.current_mode == "config"
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "1")
+        screen = app.screen
+        assert isinstance(screen, ConfigScreen)
+        await edit_key(pilot, screen, "tasks.limit", "5")
+        await press_and_settle(pilot, "enter", "2")
+        assert isinstance(app.screen, Choice)
+        await press_and_settle(pilot, "escape")
+        assert app.current_mode == "config"
 
-            await press_and_settle(pilot, "2")
-            assert isinstance(app.screen, Choice)
-            app.screen.query_one("#discard").press()
-            await settle(pilot)
-            assert app.current_mode == "tasks"
-            assert "limit = 10" in config.read_text()
+        await press_and_settle(pilot, "2")
+        assert isinstance(app.screen, Choice)
+        app.screen.query_one("#discard").press()
+        await settle(pilot)
+        assert app.current_mode == "tasks"
+        assert "limit = 10" in config.read_text()
 
-            await press_and_settle(pilot, "1")
-            await edit_key(pilot, screen, "tasks.limit", "7")
-            await press_and_settle(pilot, "enter", "3")
-            assert isinstance(app.screen, Choice)
-            app.screen.query_one("#save").press()
-            await settle(pilot)
-            assert app.current_mode == "race"
-            assert "limit = 7" in config.read_text()
-
-    asyncio.run(scenario())
+        await press_and_settle(pilot, "1")
+        await edit_key(pilot, screen, "tasks.limit", "7")
+        await press_and_settle(pilot, "enter", "3")
+        assert isinstance(app.screen, Choice)
+        app.screen.query_one("#save").press()
+        await settle(pilot)
+        assert app.current_mode == "race"
+        assert "limit = 7" in config.read_text()
 
 
 # --- Race ---------------------------------------------------------------------------------
 
 
-def test_the_race_board_replays_a_recorded_run_lane_by_lane(calc: Path) -> None:
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await press_and_settle(pilot, "3")
-            screen = app.screen
-            assert isinstance(screen, RaceScreen)
-            lanes = {box.quota: box for box in screen.query(LaneBox)}
-            assert set(lanes) == {"alpha", "beta"}
-            alpha = plain(lanes["alpha"].query_one(".lane-head", Static).content)
-            assert "9 done" in alpha and "lane finished" in alpha
-            beta = plain(lanes["beta"].query_one(".lane-head", Static).content)
-            assert "parked on a usage limit: You've hit your usage limit" in beta
-            assert len(lanes["alpha"].attempts.row_ids) == 9
-            prompts = [text.plain for text in lanes["beta"].attempts.row_texts]
-            assert sum("quota" in prompt for prompt in prompts) == 5
-            assert "15 of 15 attempts done" in static_text(screen, "#race-summary")
-            assert app.state.outcome == "done"
-            assert "last run done" in static_text(screen, "StatusHeader")
-
-    asyncio.run(scenario())
+async def test_the_race_board_replays_a_recorded_run_lane_by_lane(calc: Path) -> None:
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "3")
+        screen = app.screen
+        assert isinstance(screen, RaceScreen)
+        lanes = {box.quota: box for box in screen.query(LaneBox)}
+        assert set(lanes) == {"alpha", "beta"}
+        alpha = plain(lanes["alpha"].query_one(".lane-head", Static).content)
+        assert "9 done" in alpha and "lane finished" in alpha
+        beta = plain(lanes["beta"].query_one(".lane-head", Static).content)
+        assert "parked on a usage limit: You've hit your usage limit" in beta
+        assert len(lanes["alpha"].attempts.row_ids) == 9
+        prompts = [text.plain for text in lanes["beta"].attempts.row_texts]
+        assert sum("quota" in prompt for prompt in prompts) == 5
+        assert "15 of 15 attempts done" in static_text(screen, "#race-summary")
+        assert app.state.outcome == "done"
+        assert "last run done" in static_text(screen, "StatusHeader")
 
 
-def test_a_race_in_progress_shows_running_attempts_and_their_output(calc: Path) -> None:
+async def test_a_race_in_progress_shows_running_attempts_and_their_output(calc: Path) -> None:
     shutil.copyfile(EVENTS / "race-midway.jsonl", calc / ".bugbout" / "events.jsonl")
 
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await press_and_settle(pilot, "3")
-            screen = app.screen
-            assert isinstance(screen, RaceScreen)
-            heads = [plain(box.query_one(".lane-head", Static).content)
-                     for box in screen.query(LaneBox)]  # fmt: skip
-            assert all("▶" in head for head in heads), heads
-            logs = [box.query_one(OutputTail) for box in screen.query(LaneBox)]
-            assert all(log.line_count > 1 for log in logs)
-            assert all("\x1b" not in line for log in logs for line in log.lines)
-
-    asyncio.run(scenario())
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "3")
+        screen = app.screen
+        assert isinstance(screen, RaceScreen)
+        heads = [plain(box.query_one(".lane-head", Static).content)
+                 for box in screen.query(LaneBox)]  # fmt: skip
+        assert all("▶" in head for head in heads), heads
+        logs = [box.query_one(OutputTail) for box in screen.query(LaneBox)]
+        assert all(log.line_count > 1 for log in logs)
+        assert all("\x1b" not in line for log in logs for line in log.lines)
 
 
-def test_enter_on_an_attempt_opens_its_prompt_log_patch_and_cost(calc: Path) -> None:
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await press_and_settle(pilot, "3")
-            screen = app.screen
-            assert isinstance(screen, RaceScreen)
-            alpha = next(box for box in screen.query(LaneBox) if box.quota == "alpha")
-            alpha.attempts.focus()
-            alpha.attempts.highlight("calc-1/careful")
-            await press_and_settle(pilot, "enter")
-            detail = app.screen
-            assert isinstance(detail, AttemptScreen)
-            assert detail.attempt == "calc-1/careful"
-            summary = static_text(detail, "#attempt-summary")
-            assert "18.4k in / 2.1k out" in summary and "$0.0412" in summary
-            patch = static_text(detail, "#attempt-patch")
-            assert "+    if not xs:" in patch
-            assert "source — applied when scoring" in patch
-            assert "tests/test_mean_careful.py" in patch
-            await press_and_settle(pilot, "escape")
-            assert app.screen is screen
-
-    asyncio.run(scenario())
+async def test_enter_on_an_attempt_opens_its_prompt_log_patch_and_cost(calc: Path) -> None:
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "3")
+        screen = app.screen
+        assert isinstance(screen, RaceScreen)
+        alpha = next(box for box in screen.query(LaneBox) if box.quota == "alpha")
+        alpha.attempts.focus()
+        alpha.attempts.highlight("calc-1/careful")
+        await press_and_settle(pilot, "enter")
+        detail = app.screen
+        assert isinstance(detail, AttemptScreen)
+        assert detail.attempt == "calc-1/careful"
+        summary = static_text(detail, "#attempt-summary")
+        assert "18.4k in / 2.1k out" in summary and "$0.0412" in summary
+        patch = static_text(detail, "#attempt-patch")
+        assert "+    if not xs:" in patch
+        assert "source — applied when scoring" in patch
+        assert "tests/test_mean_careful.py" in patch
+        await press_and_settle(pilot, "escape")
+        assert app.screen is screen
 
 
-def test_the_log_of_a_running_attempt_follows_its_files_as_they_grow(
+async def test_the_log_of_a_running_attempt_follows_its_files_as_they_grow(
     calc: Path, tmp_path: Path
 ) -> None:
     logs = tmp_path / "rationed-logs"
@@ -344,171 +316,153 @@ def test_the_log_of_a_running_attempt_follows_its_files_as_they_grow(
     stdout, stderr = logs / "stdout.log", logs / "stderr.log"
     stdout.write_text("Working on it...\nreading the issue\n")
 
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await press_and_settle(pilot, "3")
-            app.push_screen(AttemptScreen("calc-3/rationed"))
-            await settle(pilot)
-            log = app.screen.query_one("#attempt-log", Log)
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "3")
+        app.push_screen(AttemptScreen("calc-3/rationed"))
+        await settle(pilot)
+        log = app.screen.query_one("#attempt-log", Log)
 
-            async def shown(count: int) -> list[str]:
-                for _ in range(40):
-                    if log.line_count >= count:
-                        break
-                    await pilot.pause(0.1)
-                return list(log.lines)
+        async def shown(count: int) -> list[str]:
+            for _ in range(40):
+                if log.line_count >= count:
+                    break
+                await pilot.pause(0.1)
+            return list(log.lines)
 
-            assert await shown(2) == ["Working on it...", "reading the issue"]
-            with stdout.open("a") as out:
-                out.write("running the tests\nhalf a li")
-            stderr.write_text("warning: slow disk\n")
-            assert await shown(4) == [
-                "Working on it...", "reading the issue", "running the tests",
-                "stderr│ warning: slow disk",
-            ]  # fmt: skip
-            with stdout.open("a") as out:
-                out.write("ne\n")
-            assert (await shown(5))[-1] == "half a line"
-
-    asyncio.run(scenario())
+        assert await shown(2) == ["Working on it...", "reading the issue"]
+        with stdout.open("a") as out:
+            out.write("running the tests\nhalf a li")
+        stderr.write_text("warning: slow disk\n")
+        assert await shown(4) == [
+            "Working on it...", "reading the issue", "running the tests",
+            "stderr│ warning: slow disk",
+        ]  # fmt: skip
+        with stdout.open("a") as out:
+            out.write("ne\n")
+        assert (await shown(5))[-1] == "half a line"
 
 
 # --- Matrix -------------------------------------------------------------------------------
 
 
-def test_enter_on_a_matrix_cell_opens_that_tree_and_author(calc: Path) -> None:
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await press_and_settle(pilot, "4")
-            screen = app.screen
-            assert isinstance(screen, MatrixScreen)
-            grid = screen.grid
-            assert grid.row_keys == ["base", "careful", "hasty", "slow"]
-            assert [grid.cell("base", a).plain for a in grid.column_keys] == [
-                "0/1 ⚑1",
-                "0/1 ⚑1",
-                "0/2 ⚑2",
-                "2/2",
-            ]
-            assert grid.cell("hasty", "examiner").plain == "1/2 ⚑1/2"
-            await press_and_settle(pilot, "down", "down", "right", "right")
-            assert grid.cursor_keys == ("hasty", "examiner")
-            await press_and_settle(pilot, "enter")
-            cell = app.screen
-            assert isinstance(cell, CellScreen)
-            assert (cell.task_id, cell.tree_name, cell.author) == ("calc-1", "hasty", "examiner")
-            rows = cell.query_one(DataTable)
-            assert rows.row_count == 2
-            assert [c.plain for c in rows.get_row("tests/test_x.py::test_empty_is_zero")] == [
-                "tests/test_x.py::test_empty_is_zero", "failed", "failed",
-                "⚑ yes",
-            ]  # fmt: skip
-            detail = static_text(cell, "#cell-detail")
-            assert "assert None == 0.0" in detail
-            await press_and_settle(pilot, "escape")
-            assert app.screen is screen
-
-    asyncio.run(scenario())
+async def test_enter_on_a_matrix_cell_opens_that_tree_and_author(calc: Path) -> None:
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "4")
+        screen = app.screen
+        assert isinstance(screen, MatrixScreen)
+        grid = screen.grid
+        assert grid.row_keys == ["base", "careful", "hasty", "slow"]
+        assert [grid.cell("base", a).plain for a in grid.column_keys] == [
+            "0/1 ⚑1",
+            "0/1 ⚑1",
+            "0/2 ⚑2",
+            "2/2",
+        ]
+        assert grid.cell("hasty", "examiner").plain == "1/2 ⚑1/2"
+        await press_and_settle(pilot, "down", "down", "right", "right")
+        assert grid.cursor_keys == ("hasty", "examiner")
+        await press_and_settle(pilot, "enter")
+        cell = app.screen
+        assert isinstance(cell, CellScreen)
+        assert (cell.task_id, cell.tree_name, cell.author) == ("calc-1", "hasty", "examiner")
+        rows = cell.query_one(DataTable)
+        assert rows.row_count == 2
+        assert [c.plain for c in rows.get_row("tests/test_x.py::test_empty_is_zero")] == [
+            "tests/test_x.py::test_empty_is_zero", "failed", "failed",
+            "⚑ yes",
+        ]  # fmt: skip
+        detail = static_text(cell, "#cell-detail")
+        assert "assert None == 0.0" in detail
+        await press_and_settle(pilot, "escape")
+        assert app.screen is screen
 
 
-def test_matrix_filters_and_task_switching(calc: Path) -> None:
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await press_and_settle(pilot, "4")
-            screen = app.screen
-            assert isinstance(screen, MatrixScreen)
-            columns = lambda: screen.grid.column_keys  # noqa: E731
-            assert columns() == ["careful", "hasty", "examiner", "suite"]
-            await press_and_settle(pilot, "r")
-            assert columns() == ["careful", "hasty", "examiner"]
-            await press_and_settle(pilot, "r", "d")
-            assert columns() == ["careful", "examiner", "suite"]
-            await press_and_settle(pilot, "d", "right_square_bracket")
-            assert screen.task_id == "calc-2"
-            assert screen.grid.row_keys == ["base", "careful", "hasty"]
-
-    asyncio.run(scenario())
+async def test_matrix_filters_and_task_switching(calc: Path) -> None:
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "4")
+        screen = app.screen
+        assert isinstance(screen, MatrixScreen)
+        columns = lambda: screen.grid.column_keys  # noqa: E731
+        assert columns() == ["careful", "hasty", "examiner", "suite"]
+        await press_and_settle(pilot, "r")
+        assert columns() == ["careful", "hasty", "examiner"]
+        await press_and_settle(pilot, "r", "d")
+        assert columns() == ["careful", "examiner", "suite"]
+        await press_and_settle(pilot, "d", "right_square_bracket")
+        assert screen.task_id == "calc-2"
+        assert screen.grid.row_keys == ["base", "careful", "hasty"]
 
 
 # --- Verdicts -------------------------------------------------------------------------------
 
 
-def test_switching_the_policy_re_judges_and_can_be_saved(calc: Path) -> None:
+async def test_switching_the_policy_re_judges_and_can_be_saved(calc: Path) -> None:
     config = calc / "bugbout.toml"
 
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await press_and_settle(pilot, "5")
-            screen = app.screen
-            assert isinstance(screen, VerdictsScreen)
-            table = screen.table
-            assert row_texts(table, "calc-2") == ["calc-2", "hasty ✗", "abstain", "abstain",
-                                                  "hasty ✗"]  # fmt: skip
-            table.move_cursor(row=table.get_row_index("calc-2"))
-            await settle(pilot)
-            trail = screen.query_one(Tree)
-            assert "picks hasty" in str(trail.root.label)
-            assert "wrong" in str(trail.root.label)
-            await press_and_settle(pilot, "p")
-            assert screen.policy == "unanimous"
-            assert "abstains" in str(trail.root.label)
-            assert "every independent reproduction" in str(trail.root.label)
-            await press_and_settle(pilot, "w")
-            text = config.read_text()
-            assert 'policy = "unanimous"' in text
-            assert comments(text) == comments(CONFIG)
-            assert app.project is not None and app.project.config.judge.policy == "unanimous"
-
-    asyncio.run(scenario())
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "5")
+        screen = app.screen
+        assert isinstance(screen, VerdictsScreen)
+        table = screen.table
+        assert row_texts(table, "calc-2") == ["calc-2", "hasty ✗", "abstain", "abstain",
+                                              "hasty ✗"]  # fmt: skip
+        table.move_cursor(row=table.get_row_index("calc-2"))
+        await settle(pilot)
+        trail = screen.query_one(Tree)
+        assert "picks hasty" in str(trail.root.label)
+        assert "wrong" in str(trail.root.label)
+        await press_and_settle(pilot, "p")
+        assert screen.policy == "unanimous"
+        assert "abstains" in str(trail.root.label)
+        assert "every independent reproduction" in str(trail.root.label)
+        await press_and_settle(pilot, "w")
+        text = config.read_text()
+        assert 'policy = "unanimous"' in text
+        assert comments(text) == comments(CONFIG)
+        assert app.project is not None and app.project.config.judge.policy == "unanimous"
 
 
-def test_a_cell_behind_a_verdict_opens_with_its_test_highlighted(calc: Path) -> None:
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await press_and_settle(pilot, "5")
-            screen = app.screen
-            assert isinstance(screen, VerdictsScreen)
-            trail = screen.query_one(Tree)
-            leaf = next(
-                node
-                for node in _walk(trail.root)
-                if node.data is not None and node.data.tree == "slow"
-                and node.data.test == "tests/test_x.py::test_empty_tuple"
-            )  # fmt: skip
-            trail.focus()
-            trail.select_node(leaf)
-            await settle(pilot)
-            cell = app.screen
-            assert isinstance(cell, CellScreen)
-            assert (cell.tree_name, cell.author) == ("slow", "examiner")
-            table = cell.query_one(DataTable)
-            assert table.cursor_row == table.get_row_index("tests/test_x.py::test_empty_tuple")
-            assert "TypeError: tuple" in static_text(cell, "#cell-detail")
-
-    asyncio.run(scenario())
+async def test_a_cell_behind_a_verdict_opens_with_its_test_highlighted(calc: Path) -> None:
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "5")
+        screen = app.screen
+        assert isinstance(screen, VerdictsScreen)
+        trail = screen.query_one(Tree)
+        leaf = next(
+            node
+            for node in _walk(trail.root)
+            if node.data is not None and node.data.tree == "slow"
+            and node.data.test == "tests/test_x.py::test_empty_tuple"
+        )  # fmt: skip
+        trail.focus()
+        trail.select_node(leaf)
+        await settle(pilot)
+        cell = app.screen
+        assert isinstance(cell, CellScreen)
+        assert (cell.tree_name, cell.author) == ("slow", "examiner")
+        table = cell.query_one(DataTable)
+        assert table.cursor_row == table.get_row_index("tests/test_x.py::test_empty_tuple")
+        assert "TypeError: tuple" in static_text(cell, "#cell-detail")
 
 
-def test_the_store_read_again_keeps_what_the_user_opened_in_a_trail(calc: Path) -> None:
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await press_and_settle(pilot, "5")
-            screen = app.screen
-            assert isinstance(screen, VerdictsScreen)
-            trail = screen.query_one(Tree)
-            trail.root.expand_all()
-            await settle(pilot)
-            opened = sum(1 for node in _walk(trail.root) if node.is_expanded)
-            app.reload_records()  # nothing new in the store
-            await settle(pilot)
-            assert sum(1 for node in _walk(trail.root) if node.is_expanded) == opened
-
-    asyncio.run(scenario())
+async def test_the_store_read_again_keeps_what_the_user_opened_in_a_trail(calc: Path) -> None:
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "5")
+        screen = app.screen
+        assert isinstance(screen, VerdictsScreen)
+        trail = screen.query_one(Tree)
+        trail.root.expand_all()
+        await settle(pilot)
+        opened = sum(1 for node in _walk(trail.root) if node.is_expanded)
+        app.reload_records()  # nothing new in the store
+        await settle(pilot)
+        assert sum(1 for node in _walk(trail.root) if node.is_expanded) == opened
 
 
 def _walk(node: object) -> list:  # type: ignore[type-arg]
@@ -521,80 +475,68 @@ def _walk(node: object) -> list:  # type: ignore[type-arg]
 # --- Report -------------------------------------------------------------------------------
 
 
-def test_the_report_shows_and_exports_markdown_and_json(calc: Path) -> None:
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await press_and_settle(pilot, "6")
-            screen = app.screen
-            assert isinstance(screen, ReportScreen)
-            assert screen.report is not None
-            assert screen.report.picking.raced_tasks == 2
-            await press_and_settle(pilot, "e")
-            markdown = (calc / ".bugbout" / "report.md").read_text()
-            data = json.loads((calc / ".bugbout" / "report.json").read_text())
-            assert "careful" in markdown
-            assert data["project"] == "calc"
-
-    asyncio.run(scenario())
+async def test_the_report_shows_and_exports_markdown_and_json(calc: Path) -> None:
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "6")
+        screen = app.screen
+        assert isinstance(screen, ReportScreen)
+        assert screen.report is not None
+        assert screen.report.picking.raced_tasks == 2
+        await press_and_settle(pilot, "e")
+        markdown = (calc / ".bugbout" / "report.md").read_text()
+        data = json.loads((calc / ".bugbout" / "report.json").read_text())
+        assert "careful" in markdown
+        assert data["project"] == "calc"
 
 
 # --- The app ------------------------------------------------------------------------------
 
 
-def test_the_palette_lists_the_screens_and_the_actions_of_this_one(calc: Path) -> None:
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await settle(pilot)
-            provider = ActionsProvider(app.screen)
-            names = {command.text for command in provider._commands()}
-            assert {"Accept", "Exclude", "Mine now", "Go to Race", "Go to Report", "Start",
-                    "Keys", "Quit"} <= names  # fmt: skip
-            await press_and_settle(pilot, "4")
-            names = {command.text for command in ActionsProvider(app.screen)._commands()}
-            assert {"Only reproductions", "Only disagreements", "Open cell"} <= names
-            assert "Accept" not in names
-            await press_and_settle(pilot, "question_mark")
-            assert app.screen.query("HelpPanel")
-
-    asyncio.run(scenario())
+async def test_the_palette_lists_the_screens_and_the_actions_of_this_one(calc: Path) -> None:
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        provider = ActionsProvider(app.screen)
+        names = {command.text for command in provider._commands()}
+        assert {"Accept", "Exclude", "Mine now", "Go to Race", "Go to Report", "Start",
+                "Keys", "Quit"} <= names  # fmt: skip
+        await press_and_settle(pilot, "4")
+        names = {command.text for command in ActionsProvider(app.screen)._commands()}
+        assert {"Only reproductions", "Only disagreements", "Open cell"} <= names
+        assert "Accept" not in names
+        await press_and_settle(pilot, "question_mark")
+        assert app.screen.query("HelpPanel")
 
 
-def test_without_a_config_the_app_offers_to_write_one(tmp_path: Path) -> None:
+async def test_without_a_config_the_app_offers_to_write_one(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "fresh")
     repo.commit("Initial", files={"src/fresh/__init__.py": "", "tests/test_a.py": ""})
 
-    async def scenario() -> None:
-        app = calc_app(repo.root)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await settle(pilot)
-            assert isinstance(app.screen, Choice)
-            app.screen.query_one("#write").press()
-            await settle(pilot)
-            assert app.current_mode == "config"
-            assert (repo.root / "bugbout.toml").is_file()
-            screen = app.screen
-            assert isinstance(screen, ConfigScreen)
-            assert config_row(screen, "project.source")[1] == "src/fresh"
-
-    asyncio.run(scenario())
+    app = calc_app(repo.root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, Choice)
+        app.screen.query_one("#write").press()
+        await settle(pilot)
+        assert app.current_mode == "config"
+        assert (repo.root / "bugbout.toml").is_file()
+        screen = app.screen
+        assert isinstance(screen, ConfigScreen)
+        assert config_row(screen, "project.source")[1] == "src/fresh"
 
 
-def test_an_invalid_config_opens_on_the_config_screen(calc: Path) -> None:
+async def test_an_invalid_config_opens_on_the_config_screen(calc: Path) -> None:
     config = calc / "bugbout.toml"
     config.write_text(config.read_text().replace("timeout = 600", "timeout = -5"))
 
-    async def scenario() -> None:
-        app = calc_app(calc)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await settle(pilot)
-            assert app.project is None
-            assert app.current_mode == "config"
-            screen = app.screen
-            assert isinstance(screen, ConfigScreen)
-            assert config_row(screen, "run.timeout")[2].startswith("✗ must be a positive")
-            await press_and_settle(pilot, "s")
-            assert app.engine is None
-
-    asyncio.run(scenario())
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.project is None
+        assert app.current_mode == "config"
+        screen = app.screen
+        assert isinstance(screen, ConfigScreen)
+        assert config_row(screen, "run.timeout")[2].startswith("✗ must be a positive")
+        await press_and_settle(pilot, "s")
+        assert app.engine is None
