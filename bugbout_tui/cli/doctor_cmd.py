@@ -10,6 +10,7 @@ from typing import Any
 from rich.text import Text
 
 from bugbout_tui.cli.output import stderr, stdout
+from bugbout_tui.core import look
 from bugbout_tui.core.text import inert
 from bugbout_tui.engine.doctor import Check, DoctorReport, diagnose
 from bugbout_tui.engine.project import Project
@@ -83,5 +84,5 @@ def verdict(report: DoctorReport) -> Text:
         return Text(f"{problems} {noun} a bout", style="bold red")
     line = Text("ready: nothing stops a bout", style="bold green")
     if warnings:
-        line.append(f" ({warnings} warning{'s' if warnings > 1 else ''} above)", style="yellow")
+        line.append(f" ({look.plural(warnings, 'warning')} above)", style="yellow")
     return line

@@ -17,6 +17,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from bugbout_tui.core import look
 from bugbout_tui.core.events import (
     AttemptFinished,
     AttemptStarted,
@@ -29,16 +30,6 @@ from bugbout_tui.core.events import (
 )
 from bugbout_tui.core.text import inert_line
 from bugbout_tui.engine.state import AttemptView, BoutState
-
-STATUS_STYLE = {
-    "finished": "green",
-    "no-change": "yellow",
-    "oversized": "red",
-    "timeout": "red",
-    "crashed": "red",
-    "quota": "magenta",
-    "skipped": "dim",
-}
 
 
 class LiveDisplay:
@@ -98,15 +89,15 @@ def _plain_line(event: BaseEvent, state: BoutState) -> str | None:
             lane = f" in lane {view.quota}" if view else ""
             return f"[race] {event.attempt} started{lane}"
         case AttemptFinished():
+            took = look.clock(event.seconds)
             detail = f": {event.detail}" if event.detail else ""
-            return f"[race] {event.attempt} {event.status} after {event.seconds:.0f}s{detail}"
+            return f"[race] {event.attempt} {event.status} after {took}{detail}"
         case QuotaParked():
             return f"[race] lane {event.quota} parked: {event.message}"
         case TestRunFinished():
             outcome = event.error or f"{event.passed} passed, {event.failed} failed"
             if event.error is None and event.uncollected:
-                modules = "module" if event.uncollected == 1 else "modules"
-                outcome += f", {event.uncollected} {modules} not collected"
+                outcome += f", {look.plural(event.uncollected, 'module')} not collected"
             return f"[tests] {event.task} on {event.label}: {outcome}"
         case ErrorRaised():
             return f"error: {event.message}"
@@ -118,19 +109,9 @@ def render_state(state: BoutState, elapsed: float) -> RenderableType:
     header = Text()
     header.append("bugbout ", style="bold")
     header.append(inert_line(state.project), style="cyan")
-    header.append(f"  {_clock(elapsed)}", style="dim")
+    header.append(f"  {look.clock(elapsed)}", style="dim")
     parts.append(header)
-    stages = Text()
-    for stage in state.planned:
-        view = state.stages.get(stage)
-        if view is None:
-            stages.append(f"○ {stage}  ", style="dim")
-        elif view.state == "done":
-            stages.append(f"● {stage}  ", style="green")
-        else:
-            progress = f" {view.done}/{view.total}" if view.total else ""
-            stages.append(f"◐ {stage}{progress}  ", style="bold yellow")
-    parts.append(stages)
+    parts.append(look.stage_chips(state.planned, state.stages))
     if state.test_runs_running:
         parts.append(
             Text(
@@ -163,9 +144,9 @@ def _lanes(state: BoutState) -> Table:
         if lane.parked:
             table.add_row(
                 quota,
-                Text("parked: usage limit", style="magenta"),
+                Text("parked: usage limit", style=look.phase("quota").style),
                 "",
-                Text(inert_line(lane.parked), style="magenta"),
+                Text(inert_line(lane.parked), style=look.phase("quota").style),
                 str(len(lane.queued)),
                 done,
             )
@@ -177,14 +158,9 @@ def _lanes(state: BoutState) -> Table:
             table.add_row(
                 quota if index == 0 else "",
                 Text(inert_line(view.attempt)),
-                _clock(elapsed),
+                look.clock(elapsed),
                 Text(inert_line(view.last_line)),
                 str(len(lane.queued)) if index == 0 else "",
                 done if index == 0 else "",
             )
     return table
-
-
-def _clock(seconds: float) -> str:
-    minutes, secs = divmod(int(seconds), 60)
-    return f"{minutes}:{secs:02d}"

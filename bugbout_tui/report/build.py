@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 
+from bugbout_tui.core import look
 from bugbout_tui.core.agent_facts import UNKNOWN_VENDOR
 from bugbout_tui.core.config import Policy, TasksConfig
 from bugbout_tui.core.models import (
@@ -452,8 +453,7 @@ def _summary(picks: PolicyPicks, best_rate: Rate | None) -> str:
     gap = (
         "no difference"
         if difference == 0
-        else f"a difference of {abs(difference)} bug{'s' if abs(difference) != 1 else ''} "
-        f"in {ahead}'s favour"
+        else f"a difference of {look.plural(abs(difference), 'bug')} in {ahead}'s favour"
     )
     meaning = (
         "not evidence either is better"

@@ -11,18 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bugbout_tui.core import look
 from bugbout_tui.core.text import markdown_code, markdown_text
 from bugbout_tui.report.model import (
     EXCLUSION_LABELS,
     PATHS_LISTED,
-    STATUS_LABELS,
     PatchRow,
     PolicyPick,
     Rate,
     Report,
     TaskRow,
     TrialsSection,
-    duration,
     format_p,
 )
 
@@ -82,22 +81,18 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: int = 
     return "\n".join(lines)
 
 
-def _plural(count: int, noun: str, nouns: str | None = None) -> str:
-    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
-
-
 def _title(report: Report) -> str:
     raced = report.picking.raced_tasks
     names = markdown_text(", ".join(report.contestants) or "none")
     examiners = (
-        f" and {_plural(len(report.examiners), 'examiner')} "
+        f" and {look.plural(len(report.examiners), 'examiner')} "
         f"({markdown_text(', '.join(report.examiners))})"
         if report.examiners
         else ""
     )
     return (
         f"# bugbout report: {markdown_text(report.project)}\n\n"
-        f"{_plural(raced, 'raced task')}, {_plural(len(report.contestants), 'contestant')} "
+        f"{look.plural(raced, 'raced task')}, {look.plural(len(report.contestants), 'contestant')} "
         f"({names}){examiners}; the judge's policy is `{report.policy}`. Each share comes with "
         "its 95% interval in brackets: on a few dozen bugs these are wide, so read them "
         "before reading a ranking."
@@ -130,7 +125,7 @@ def _agents(report: Report) -> str:
             str(row.quota),
             *([str(row.missing)] if missing else []),
             f"{row.resolved_rate.percent()}, {row.resolved_rate.counted()}",
-            duration(row.median_seconds),
+            look.duration(row.median_seconds),
             row.spend.tokens_shown(),
             row.spend.cost_shown(),
         ]
@@ -138,7 +133,7 @@ def _agents(report: Report) -> str:
     ]
     parts = [
         "## Agents",
-        f"Each contestant's patch on each of the {_plural(section.raced_tasks, 'raced task')} "
+        f"Each contestant's patch on each of the {look.plural(section.raced_tasks, 'raced task')} "
         "(tasks the maintainers' tests can score and at least one contestant ran on), "
         "scored by those tests, which no agent saw. The resolved rate and the "
         "median time leave out attempts that hit a usage limit; tokens and cost include "
@@ -270,7 +265,7 @@ def _gate(report: Report) -> str:
             "## Every patch through a merge gate",
             f"Each patch judged on its own under the `{gate.policy}` policy, as a merge gate "
             "would judge it the moment an agent says it is done. Of "
-            f"{_plural(gate.patches, 'scored patch', 'scored patches')} with a source change, "
+            f"{look.plural(gate.patches, 'scored patch', 'scored patches')} with a source change, "
             f"{gate.right} {'was' if gate.right == 1 else 'were'} right and {gate.wrong} wrong; "
             f"the gate approved {gate.approved}. A useful gate is more precise than "
             "approving everything, stops many wrong patches and few right ones.",
@@ -353,7 +348,7 @@ def _cost(report: Report) -> str:
             item.name,
             item.role,
             str(item.spend.attempts),
-            duration(item.spend.seconds),
+            look.duration(item.spend.seconds),
             item.spend.tokens_shown(),
             item.spend.cost_shown(),
         ]
@@ -365,7 +360,7 @@ def _cost(report: Report) -> str:
             "Total",
             "",
             str(total.attempts),
-            duration(total.seconds),
+            look.duration(total.seconds),
             total.tokens_shown(),
             total.cost_shown(),
         ]
@@ -395,7 +390,7 @@ def _trials(section: TrialsSection) -> str:
                 row.agent,
                 str(row.trials),
                 *(_percent(values.get(k)) for k in range(1, most + 1)),
-                f"{_percent(row.consistency)} of {_plural(row.consistency_tasks, 'task')}",
+                f"{_percent(row.consistency)} of {look.plural(row.consistency_tasks, 'task')}",
             ]
         )
     return "\n\n".join(
@@ -418,13 +413,18 @@ def _percent(value: float | None) -> str:
 def _pick(pick: PolicyPick) -> str:
     if pick.pick is None:
         return "abstained"
-    mark = {True: " ✓", False: " ✗", None: ""}[pick.right]
+    mark = "" if pick.right is None else f" {look.pick(pick.right).glyph}"
     return pick.pick + mark
 
 
 def _patch(patch: PatchRow) -> str:
     gate = {True: ", approved", False: ", rejected", None: ""}[patch.approved]
-    return f"{patch.contestant}: {STATUS_LABELS[patch.status]}{gate}"
+    return f"{patch.contestant}: {look.resolution(patch.status).word}{gate}"
+
+
+def _legend(right: bool) -> str:
+    mark = look.pick(right)
+    return f"{mark.glyph} {mark.word}"
 
 
 def _tasks(report: Report) -> str:
@@ -441,8 +441,8 @@ def _tasks(report: Report) -> str:
     ]
     parts = [
         "## Tasks",
-        "Each raced task: what every policy picked (✓ right, ✗ wrong) or that it "
-        "abstained, and every patch's status with the merge gate's answer under the "
+        f"Each raced task: what every policy picked ({_legend(True)}, {_legend(False)}) or "
+        "that it abstained, and every patch's status with the merge gate's answer under the "
         f"`{report.policy}` policy.",
     ]
     if not raced:

@@ -25,16 +25,6 @@ REPORT_SCHEMA_VERSION = 2
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 """The dialect pydantic generates, named so a validator need not guess."""
 
-STATUS_LABELS: dict[str, str] = {
-    "resolved": "resolved",
-    "fixed-but-broke": "fixed but broke",
-    "wrong-fix": "wrong fix",
-    "no-fix": "no fix",
-    "quota": "quota",
-    "missing": "no score yet",
-}
-"""Each patch status as a reader says it."""
-
 PATHS_LISTED = 10
 """Paths a renderer names for one flagged attempt; the rest it counts."""
 
@@ -458,18 +448,6 @@ class Report(Record):
 def report_json_schema() -> dict[str, Any]:
     """The JSON schema every `report.json` validates against."""
     return {"$schema": SCHEMA_DIALECT, **Report.model_json_schema()}
-
-
-def duration(seconds: float | None) -> str:
-    """`45 s`, `3 m 05 s`, `2 h 10 m`; `n/a` when nothing was timed."""
-    if seconds is None:
-        return "n/a"
-    whole = round(seconds)
-    if whole < 60:
-        return f"{whole} s"
-    if whole < 3600:
-        return f"{whole // 60} m {whole % 60:02d} s"
-    return f"{whole // 3600} h {whole % 3600 // 60:02d} m"
 
 
 def format_p(p: float) -> str:

@@ -13,12 +13,12 @@ from rich.console import Group, RenderableType
 from rich.rule import Rule
 from rich.text import Text
 
+from bugbout_tui.core import look
 from bugbout_tui.core.text import inert_fields
 from bugbout_tui.report.fitting import Column, FittedTable, PathText
 from bugbout_tui.report.model import (
     EXCLUSION_LABELS,
     PATHS_LISTED,
-    STATUS_LABELS,
     AgentsSection,
     CostSection,
     EvidenceSection,
@@ -31,20 +31,10 @@ from bugbout_tui.report.model import (
     Report,
     TaskRow,
     TrialsSection,
-    duration,
     format_p,
 )
 
 __all__ = ["render_terminal"]
-
-STATUS_STYLES = {
-    "resolved": "green",
-    "fixed-but-broke": "yellow",
-    "wrong-fix": "red",
-    "no-fix": "dim",
-    "quota": "magenta",
-    "missing": "dim",
-}
 
 
 def render_terminal(report: Report) -> RenderableType:
@@ -120,13 +110,13 @@ def _agents(section: AgentsSection) -> list[RenderableType]:
     for row in section.rows:
         table.add_row(
             Text(row.name, style="bold"),
-            _count(row.resolved, STATUS_STYLES["resolved"]),
-            _count(row.fixed_but_broke, STATUS_STYLES["fixed-but-broke"]),
-            _count(row.wrong_fix, STATUS_STYLES["wrong-fix"]),
+            _count(row.resolved, look.resolution("resolved").style),
+            _count(row.fixed_but_broke, look.resolution("fixed-but-broke").style),
+            _count(row.wrong_fix, look.resolution("wrong-fix").style),
             _count(row.no_fix, ""),
-            _count(row.quota, STATUS_STYLES["quota"]),
+            _count(row.quota, look.resolution("quota").style),
             _rate(row.resolved_rate),
-            duration(row.median_seconds),
+            look.duration(row.median_seconds),
             row.spend.tokens_shown(),
             row.spend.cost_shown(),
         )
@@ -298,7 +288,7 @@ def _cost(section: CostSection) -> list[RenderableType]:
             Text(item.name),
             item.role,
             str(item.spend.attempts),
-            duration(item.spend.seconds),
+            look.duration(item.spend.seconds),
             item.spend.tokens_shown(),
             item.spend.cost_shown(),
         )
@@ -307,7 +297,7 @@ def _cost(section: CostSection) -> list[RenderableType]:
         Text("Total", style="bold"),
         "",
         str(total.attempts),
-        duration(total.seconds),
+        look.duration(total.seconds),
         total.tokens_shown(),
         Text(total.cost_shown(), style="bold"),
     )
@@ -342,7 +332,8 @@ def _pick(pick: PolicyPick) -> Text:
         return Text("abstained", style="dim")
     if pick.right is None:
         return Text(pick.pick)
-    return Text(f"{pick.pick} {'✓' if pick.right else '✗'}", style="green" if pick.right else "red")
+    mark = look.pick(pick.right)
+    return Text(f"{pick.pick} {mark.glyph}", style=mark.style)
 
 
 def _patches(patches: list[PatchRow]) -> Text:
@@ -351,7 +342,8 @@ def _patches(patches: list[PatchRow]) -> Text:
         if index:
             shown.append(" · ")
         shown.append(patch.contestant)
-        shown.append(f" {STATUS_LABELS[patch.status]}", style=STATUS_STYLES[patch.status])
+        status = look.resolution(patch.status)
+        shown.append(f" {status.word}", style=status.style)
         if patch.approved is not None:
             shown.append(" (approved)" if patch.approved else " (rejected)", style="dim")
     return shown

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from bugbout_tui.core import look
 from bugbout_tui.core.models import Oracle
 
 PASSING = frozenset({"passed", "xfailed"})
@@ -48,7 +49,7 @@ def compute_oracle(
         )
     reason = "no test fails before the fix and passes after it"
     if unstable:
-        reason += f" ({len(unstable)} unstable test{'s' if len(unstable) > 1 else ''} set aside)"
+        reason += f" ({look.plural(len(unstable), 'unstable test')} set aside)"
     return Oracle(pass_to_pass=pass_to_pass, unstable=unstable, scored=False, reason=reason)
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from fractions import Fraction
 
+from bugbout_tui.core import look
 from bugbout_tui.core.config import Policy
 from bugbout_tui.core.models import Author, Cell, Matrix, PatchFacts, TreeRun
 from bugbout_tui.rules.judge_models import (
@@ -296,11 +297,12 @@ class _Evidence:
             tests = ", ".join(f"{breakage.test} ({breakage.author})" for breakage in counted)
             return (
                 _Gate.BROKE,
-                f"breaks {_plural(len(counted), 'test')} most other patches keep passing: {tests}",
+                f"breaks {look.plural(len(counted), 'test')} most other patches keep "
+                f"passing: {tests}",
             )
         return (
             _Gate.APPROVED,
-            f"support {_floor(support)} from {_plural(len(passing), 'independent author')}, "
+            f"support {_floor(support)} from {look.plural(len(passing), 'independent author')}, "
             "no counted breakage",
         )
 
@@ -422,7 +424,3 @@ def _cell_order(ref: CellRef) -> tuple[bool, str, str, str]:
 def _floor(value: Fraction) -> str:
     """Two decimals rounded down, so a support just under 0.5 never prints as 0.50."""
     return f"{math.floor(value * 100) / 100:.2f}"
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"

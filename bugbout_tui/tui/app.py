@@ -29,6 +29,7 @@ from textual.screen import Screen
 from textual.widgets import HelpPanel
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from bugbout_tui.core import look
 from bugbout_tui.core.config import CONFIG_NAME
 from bugbout_tui.core.config_errors import ConfigError
 from bugbout_tui.core.errors import BugboutError
@@ -59,10 +60,9 @@ from bugbout_tui.tui.screens.report import ReportScreen
 from bugbout_tui.tui.screens.tasks import TasksScreen
 from bugbout_tui.tui.screens.verdicts import VerdictsScreen
 from bugbout_tui.tui.watch import JournalReader
-from bugbout_tui.tui.widgets.badges import clock_text
 from bugbout_tui.tui.widgets.dialogs import Choice, unsaved_changes
 from bugbout_tui.tui.widgets.status import MODES as MODE_INFO
-from bugbout_tui.tui.widgets.status import EngineStatus, StatusHeader, stage_chips
+from bugbout_tui.tui.widgets.status import EngineStatus, StatusHeader
 
 TICK = 0.1
 """Seconds between two passes over the feed: ten redraws a second at most."""
@@ -570,7 +570,7 @@ class BugboutApp(App[int]):
         if self.engine is not None:
             elapsed = ""
             if self.engine_started_at is not None:
-                elapsed = clock_text((self.now() - self.engine_started_at).total_seconds())
+                elapsed = look.clock((self.now() - self.engine_started_at).total_seconds())
             return EngineStatus("● running", "bold green", elapsed)
         if self.watching:
             who = f" pid {self.watched_pid}" if self.watched_pid else ""
@@ -589,14 +589,14 @@ class BugboutApp(App[int]):
         note: Text | None = None
         if self.state.errors:
             count = len(self.state.errors)
-            note = Text(f"⚠ {count} error{'s' if count != 1 else ''}", style="bold red")
+            note = Text(f"⚠ {look.plural(count, 'error')}", style="bold red")
         if self.watching:
             note = Text.assemble(note or "", ("  read-only", "dim"))
         for header in screen.query(StatusHeader):
             header.show(
                 self.project_dir.name,
                 self.engine_status(),
-                stage_chips(self.state, planned),
+                look.stage_chips(planned, self.state.stages),
                 screen.MODE or self.current_mode,
                 note,
             )

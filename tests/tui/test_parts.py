@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 from tuiproject import EVENTS, _matrix_calc_1
 
+from bugbout_tui.core import look
 from bugbout_tui.core.config import JudgeConfig, ProjectConfig, RunConfig, TasksConfig
 from bugbout_tui.core.events import AttemptOutput, BoutStarted, StageStarted
 from bugbout_tui.core.models import Attempt, IssueRef, Oracle, OracleSet, Task
@@ -22,7 +23,6 @@ from bugbout_tui.tui.matrix_view import Filters, cell_tests, matrix_grid
 from bugbout_tui.tui.screens.attempt import patch_view
 from bugbout_tui.tui.screens.tasks import task_status
 from bugbout_tui.tui.watch import JournalReader
-from bugbout_tui.tui.widgets.badges import phase_badge
 from bugbout_tui.tui.widgets.tail import OutputTail
 
 
@@ -196,7 +196,7 @@ def test_an_oversized_attempt_shows_its_cap_and_what_it_held() -> None:
     assert f"Too large to keep: {cap}." in shown
     assert f"note: {summary}" in shown
     assert "changed no file" not in shown
-    assert phase_badge("oversized").plain == "▣ oversized"
+    assert look.phase("oversized").badge().plain == "▣ oversized"
 
 
 def test_the_config_form_has_a_field_for_every_key_of_its_sections() -> None:

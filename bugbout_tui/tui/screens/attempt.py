@@ -23,11 +23,11 @@ from textual.widgets import Log, Static, TabbedContent, TabPane
 from textual.worker import Worker
 
 from bugbout_tui.agents.base import STDERR_LOG, STDOUT_LOG
+from bugbout_tui.core import look
 from bugbout_tui.core.models import Attempt
 from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.tui.screens.base import BoutScreen
 from bugbout_tui.tui.watch import LineTail
-from bugbout_tui.tui.widgets.badges import clock_text, phase_badge, tokens_text
 from bugbout_tui.tui.widgets.lane import shown_phase
 
 LOG_LIMIT = 20_000
@@ -127,24 +127,24 @@ def summary_view(attempt: Attempt | None, phase: str, seconds: float | None) -> 
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")
     facts.add_column()
-    facts.add_row("status", phase_badge(attempt.status if attempt else phase))
+    facts.add_row("status", look.phase(attempt.status if attempt else phase).badge())
     if attempt is not None and attempt.detail:
         facts.add_row("why", Text(inert(attempt.detail)))
     if seconds is not None:
-        facts.add_row("time", clock_text(seconds))
+        facts.add_row("time", look.clock(seconds))
     if attempt is None:
         facts.add_row("record", Text("written when the attempt ends", style="dim"))
         return facts
     facts.add_row("role", attempt.role)
     facts.add_row("exit code", str(attempt.exit_code) if attempt.exit_code is not None else "–")
-    tokens = tokens_text(attempt.tokens.input, attempt.tokens.output)
+    tokens = look.tokens_text(attempt.tokens.input, attempt.tokens.output)
     if attempt.tokens.cached:
         tokens += f" ({attempt.tokens.cached} cached)"
     facts.add_row("tokens", tokens or Text("not reported by the agent", style="dim"))
     cost = f"${attempt.cost_usd:.4f}" if attempt.cost_usd is not None else None
     facts.add_row("cost", cost or Text("not reported by the agent", style="dim"))
     changed = len(attempt.patch.files)
-    facts.add_row("changed", f"{changed} file{'s' if changed != 1 else ''}")
+    facts.add_row("changed", look.plural(changed, "file"))
     facts.add_row("logs", Text(inert_line(attempt.logdir or "–"), style="dim"))
     summary = Text(inert(attempt.summary or "The agent left no closing message."))
     heading = Text("\nThe agent's closing message (its own words, not evidence):", style="bold")
@@ -226,9 +226,9 @@ class AttemptScreen(BoutScreen):
         title = Text.assemble((inert_line(self.task_id), "bold"), " · ")
         title.append(inert_line(self.contestant), style="bold cyan")
         title.append("  ")
-        title.append_text(phase_badge(phase))
+        title.append_text(look.phase(phase).badge())
         if seconds is not None:
-            title.append(f"  {clock_text(seconds)}", style="dim")
+            title.append(f"  {look.clock(seconds)}", style="dim")
         title.append("   esc returns", style="dim")
         self.query_one("#attempt-title", Static).update(title)
         shown = (phase, record is not None)

@@ -15,10 +15,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from bugbout_tui.core import look
 from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.tui.matrix_view import BASE, Filters, TestLine, cell_tests
 from bugbout_tui.tui.screens.base import BoutScreen
-from bugbout_tui.tui.widgets.badges import outcome_text
 
 
 def reproduction_text(line: TestLine) -> Text:
@@ -93,8 +93,8 @@ class CellScreen(BoutScreen):
         for line in self._lines:
             table.add_row(
                 Text(inert_line(line.test)),
-                outcome_text(line.cell.outcome if line.cell else None),
-                outcome_text(line.base.outcome if line.base else None),
+                look.outcome_text(line.cell.outcome if line.cell else None),
+                look.outcome_text(line.base.outcome if line.base else None),
                 reproduction_text(line),
                 key=line.test,
             )
@@ -121,7 +121,7 @@ class CellScreen(BoutScreen):
         for label, cell in (("on this tree", line.cell), ("on the unfixed base", line.base)):
             if cell is None:
                 continue
-            head = Text.assemble((f"\n{label}: ", "bold"), outcome_text(cell.outcome))
+            head = Text.assemble((f"\n{label}: ", "bold"), look.outcome_text(cell.outcome))
             parts.append(head)
             if cell.message:
                 parts.append(Text(inert(cell.message)))

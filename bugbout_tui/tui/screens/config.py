@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from bugbout_tui.agents.registry import agent_from_config
+from bugbout_tui.core import look
 from bugbout_tui.core.config_doc import AgentTable, ConfigDocument
 from bugbout_tui.core.config_errors import (
     ConfigError,
@@ -349,8 +350,7 @@ class ConfigScreen(BoutScreen):
             status.append("  ✓ saved", style="green")
         problems = len(self._problems) + len(self._local)
         if problems:
-            status.append(f"  ⚠ {problems} problem{'s' if problems != 1 else ''}",
-                          style="bold red")  # fmt: skip
+            status.append(f"  ⚠ {look.plural(problems, 'problem')}", style="bold red")
         status.append("\nenter edits the highlighted key and checks it as you type; a blank "
                       "value removes the key, so its default applies.", style="dim")  # fmt: skip
         self.query_one("#config-status", Static).update(status)
@@ -509,7 +509,7 @@ class ConfigScreen(BoutScreen):
         except ConfigError as exc:
             count = len(exc.problems)
             self.notify(
-                f"Not saved: {count} problem{'s' if count != 1 else ''}, shown beside the keys.",
+                f"Not saved: {look.plural(count, 'problem')}, shown beside the keys.",
                 severity="error",
             )
             return False

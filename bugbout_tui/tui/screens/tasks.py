@@ -22,6 +22,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
+from bugbout_tui.core import look
 from bugbout_tui.core.config import Decision, TasksConfig
 from bugbout_tui.core.config_doc import ConfigDocument
 from bugbout_tui.core.errors import BugboutError
@@ -376,8 +377,9 @@ class TasksScreen(BoutScreen):
             self.notify(message.error, title="Not saved", severity="error", markup=False)
             return
         what = {"accepted": "accepted", "excluded": "excluded", None: "back to the defaults"}
-        plural = "s" if message.count != 1 else ""
-        self.notify(f"{message.count} task{plural} {what[message.decision]} in bugbout.toml.")
+        self.notify(
+            f"{look.plural(message.count, 'task')} {what[message.decision]} in bugbout.toml."
+        )
         self.selected.clear()
         self.bout.config_saved()
 

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static, Tree
 from textual.widgets.tree import TreeNode
 
+from bugbout_tui.core import look
 from bugbout_tui.core.config import Policy
 from bugbout_tui.core.config_doc import ConfigDocument
 from bugbout_tui.core.errors import BugboutError
@@ -27,7 +28,6 @@ from bugbout_tui.rules.judge import POLICIES, Assessment, CellRef, Verdict
 from bugbout_tui.tui.records import Records
 from bugbout_tui.tui.screens.base import BoutScreen
 from bugbout_tui.tui.screens.cell import CellScreen
-from bugbout_tui.tui.widgets.badges import RESOLUTION_STYLES, outcome_text
 
 NO_VERDICT = Text("no matrix yet", style="dim")
 
@@ -41,8 +41,8 @@ def pick_text(verdict: Verdict | None, records: Records) -> Text:
     text = Text(inert_line(verdict.pick), style="bold")
     resolution = records.resolution(verdict.task, verdict.pick)
     if resolution is not None:
-        right = resolution.status == "resolved"
-        text.append(" ✓" if right else " ✗", style="bold green" if right else "bold red")
+        mark = look.pick(resolution.status == "resolved")
+        text.append(f" {mark.glyph}", style=f"bold {mark.style}")
     return text
 
 
@@ -51,7 +51,7 @@ def cell_label(ref: CellRef) -> Text:
     return Text.assemble(
         (inert_line(ref.test), ""), "  ", (inert_line(ref.author), "cyan"), " on ", (where, "bold"),
         ": ",
-        outcome_text(ref.outcome),
+        look.outcome_text(ref.outcome),
     )  # fmt: skip
 
 
@@ -68,10 +68,6 @@ def _assessment_label(assessment: Assessment, picked: bool) -> Text:
     label.append(f": {'approved' if assessment.approved else 'rejected'} — ")
     label.append(inert_line(assessment.reason))
     return label
-
-
-def _plural(count: int, noun: str, nouns: str | None = None) -> str:
-    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
 
 
 def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -> None:
@@ -100,14 +96,14 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
     repro_node = root.add(
         Text.assemble(
             ("step 1 · reproductions", "bold"),
-            f": {_plural(count, 'test')} by {_plural(len(reps), 'author')} "
+            f": {look.plural(count, 'test')} by {look.plural(len(reps), 'author')} "
             "fail on the unfixed code",
         ),
         expand=True,
     )
     for author, tests in sorted(reps.items()):
         author_node = repro_node.add(
-            Text.assemble((inert_line(author), "cyan"), f": {_plural(len(tests), 'test')}")
+            Text.assemble((inert_line(author), "cyan"), f": {look.plural(len(tests), 'test')}")
         )
         _add_cells(
             author_node,
@@ -119,7 +115,7 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
     patches = root.add(
         Text.assemble(
             ("step 2 · patches", "bold"),
-            f": {_plural(len(verdict.assessments), 'patch', 'patches')}, each judged alone",
+            f": {look.plural(len(verdict.assessments), 'patch', 'patches')}, each judged alone",
         ),
         expand=True,
     )
@@ -164,12 +160,8 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
             expand=True,
         )  # fmt: skip
         for patch, resolution in scored:
-            status = resolution.status if resolution is not None else "not scored"
-            truth.add_leaf(
-                Text.assemble(
-                    (inert_line(patch), "bold"), ": ", (status, RESOLUTION_STYLES.get(status, ""))
-                )
-            )
+            status = look.resolution(resolution.status if resolution is not None else "not scored")
+            truth.add_leaf(Text.assemble((inert_line(patch), "bold"), ": ", status.label()))
     root.expand()
 
 

@@ -19,10 +19,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import Container
 from textual.widgets import Static
 
+from bugbout_tui.core import look
 from bugbout_tui.core.text import inert_line
 from bugbout_tui.engine.state import AttemptView, BoutState, LaneView
 from bugbout_tui.tui.feed import OutputBook
-from bugbout_tui.tui.widgets.badges import PHASES, clock_text, phase_symbol, tokens_text
 from bugbout_tui.tui.widgets.pick_list import PickList
 from bugbout_tui.tui.widgets.tail import OutputTail
 
@@ -51,16 +51,16 @@ def shown_phase(view: AttemptView, ended: bool) -> str:
 def attempt_prompt(view: AttemptView, now: datetime, ended: bool = False) -> Text:
     """One attempt as a line of the lane's list."""
     phase = shown_phase(view, ended)
-    line = Text.assemble(phase_symbol(phase), " ", (inert_line(view.task), "bold"), " · ")
+    line = Text.assemble(look.phase(phase).mark(), " ", (inert_line(view.task), "bold"), " · ")
     line.append(inert_line(view.contestant))
     if view.role == "examiner" and "examiner" not in view.contestant:
         line.append(" (examiner)", style="dim")
     took = elapsed(view, now)
     if took is not None and phase != "queued":
-        line.append(f"  {clock_text(took)}", style="dim")
+        line.append(f"  {look.clock(took)}", style="dim")
     if phase not in ("queued", "running"):
-        _, word, style = PHASES.get(phase, ("", phase, ""))
-        line.append(f"  {word}", style=style)
+        ended_as = look.phase(phase)
+        line.append(f"  {ended_as.word}", style=ended_as.style)
     return line
 
 
@@ -169,8 +169,8 @@ class LaneBox(Container):
             second.append(inert_line(view.contestant))
             took = elapsed(view, now)
             if took is not None:
-                second.append(f" · {clock_text(took)}", style="yellow")
-            tokens = tokens_text(view.input_tokens, view.output_tokens)
+                second.append(f" · {look.clock(took)}", style="yellow")
+            tokens = look.tokens_text(view.input_tokens, view.output_tokens)
             if tokens:
                 second.append(f" · {tokens}", style="dim")
             if len(running) > 1:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
-from bugbout_tui.core.events import Stage
 from bugbout_tui.core.text import inert_line
-from bugbout_tui.engine.state import BoutState
 
 
 @dataclass(frozen=True)
@@ -41,23 +38,6 @@ class EngineStatus:
     label: str
     style: str
     elapsed: str = ""
-
-
-def stage_chips(state: BoutState, planned: Sequence[Stage]) -> Text:
-    """Each planned stage as done, running (with its progress) or still to come."""
-    chips = Text()
-    for index, stage in enumerate(planned):
-        if index:
-            chips.append(" ")
-        view = state.stages.get(stage)
-        if view is None:
-            chips.append(f"· {stage}", style="dim")
-        elif view.state == "done":
-            chips.append(f"✓ {stage}", style="green")
-        else:
-            progress = f" {view.done}/{view.total}" if view.total else ""
-            chips.append(f"◐ {stage}{progress}", style="bold yellow")
-    return chips
 
 
 def mode_tabs(current: str) -> Text:

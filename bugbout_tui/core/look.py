@@ -1,0 +1,191 @@
+"""How outcomes, clocks, stage progress and counts look: one home for the TUI, the CLI and
+the report.
+
+A reader moves between the TUI, the `bugbout run` board and the report and should meet
+each fact drawn one way: a status keeps its symbol, word and colour, a clock its format,
+a count its noun. So every renderer takes them from here rather than writing its own.
+
+It sits in `core` because every layer that shows something may import it: the report is
+imported by the engine, the judge's rules word their reasons with `plural`, and the CLI
+and the TUI draw the same state. It uses rich (styles are rich's strings, chips are
+`Text`), never textual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from rich.text import Text
+
+from bugbout_tui.core.events import Stage
+
+
+@dataclass(frozen=True)
+class Look:
+    """One outcome as every renderer shows it."""
+
+    glyph: str
+    word: str
+    style: str
+
+    def badge(self) -> Text:
+        """`✓ finished`: the symbol and the word, in the outcome's colour."""
+        return Text(f"{self.glyph} {self.word}", style=self.style)
+
+    def mark(self) -> Text:
+        """The symbol alone, where a row is too narrow for the word."""
+        return Text(self.glyph, style=self.style)
+
+    def label(self) -> Text:
+        """The word alone, where the symbol would repeat what the column says."""
+        return Text(self.word, style=self.style)
+
+
+PHASES: dict[str, Look] = {
+    "queued": Look("·", "queued", "dim"),
+    "running": Look("▶", "running", "bold yellow"),
+    "interrupted": Look("■", "stopped with the run", "yellow"),
+    "finished": Look("✓", "finished", "green"),
+    "no-change": Look("∅", "no change", "yellow"),
+    "oversized": Look("▣", "oversized", "red"),
+    "timeout": Look("◷", "timeout", "red"),
+    "crashed": Look("✗", "crashed", "red"),
+    "quota": Look("‖", "quota", "magenta"),
+    "skipped": Look("-", "skipped", "dim"),
+}
+"""An attempt's phase: waiting, running, or how it ended (its status)."""
+
+OUTCOMES: dict[str, Look] = {
+    "passed": Look("", "passed", "green"),
+    "failed": Look("", "failed", "red"),
+    "error": Look("", "error", "red"),
+    "skipped": Look("", "skipped", "dim"),
+    "xfailed": Look("", "xfailed", "yellow"),
+    "uncollected": Look("", "uncollected", "magenta"),
+}
+"""A test's outcome on a tree: pytest's own words, so they carry no symbol."""
+
+RESOLUTIONS: dict[str, Look] = {
+    "resolved": Look("", "resolved", "green"),
+    "fixed-but-broke": Look("", "fixed but broke", "yellow"),
+    "wrong-fix": Look("", "wrong fix", "red"),
+    "no-fix": Look("", "no fix", "dim"),
+    "quota": Look("", "quota", "magenta"),
+    "missing": Look("", "no score yet", "dim"),
+}
+"""A patch's status under the maintainers' hidden tests, as a reader says it."""
+
+PICKS: dict[bool, Look] = {
+    True: Look("✓", "right", "green"),
+    False: Look("✗", "wrong", "red"),
+}
+"""Whether a picked patch proved right under the hidden tests."""
+
+STAGE_STATES: dict[str, Look] = {
+    "planned": Look("·", "still to come", "dim"),
+    "running": Look("◐", "running", "bold yellow"),
+    "done": Look("✓", "done", "green"),
+}
+"""A stage of the bout: still to come, running with its progress, or done."""
+
+
+def _looked_up(table: Mapping[str, Look], name: str) -> Look:
+    """A name the table does not know (one a newer version recorded) shows as it is, plain."""
+    return table.get(name) or Look("?", name, "")
+
+
+def phase(name: str) -> Look:
+    return _looked_up(PHASES, name)
+
+
+def outcome(name: str) -> Look:
+    return _looked_up(OUTCOMES, name)
+
+
+def resolution(name: str) -> Look:
+    return _looked_up(RESOLUTIONS, name)
+
+
+def pick(right: bool) -> Look:
+    return PICKS[right]
+
+
+def outcome_text(name: str | None) -> Text:
+    """A test's outcome, or `not run` where the tree never ran it."""
+    return Text("not run", style="dim") if name is None else outcome(name).label()
+
+
+class ShownStage(Protocol):
+    """What a chip needs of a stage's live view (the engine's `StageView`)."""
+
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def done(self) -> int: ...
+
+    @property
+    def total(self) -> int | None: ...
+
+
+def stage_chips(planned: Sequence[Stage], stages: Mapping[Stage, ShownStage]) -> Text:
+    """Each planned stage as done, running (with its progress) or still to come."""
+    chips = Text()
+    for index, stage in enumerate(planned):
+        if index:
+            chips.append(" ")
+        view = stages.get(stage)
+        shown = STAGE_STATES["planned" if view is None else view.state]
+        progress = ""
+        if view is not None and view.state == "running" and view.total:
+            progress = f" {view.done}/{view.total}"
+        chips.append(f"{shown.glyph} {stage}{progress}", style=shown.style)
+    return chips
+
+
+def clock(seconds: float) -> str:
+    """`m:ss`, or `h:mm:ss` past an hour: a running or finished attempt's time."""
+    whole = max(int(seconds), 0)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def duration(seconds: float | None) -> str:
+    """`45 s`, `3 m 05 s`, `2 h 10 m`; `n/a` when nothing was timed.
+
+    The report's medians and totals are read in prose and tables, where units say what a
+    number is; a clock is for columns that tick.
+    """
+    if seconds is None:
+        return "n/a"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} m {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} m"
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """`1 test`, `3 tests`; `nouns` where adding an `s` is wrong (`2 patches`)."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
+def tokens_text(input_tokens: int | None, output_tokens: int | None) -> str:
+    """`12.3k in / 4.1k out`, or empty when the agent reported nothing."""
+    if input_tokens is None and output_tokens is None:
+        return ""
+    return f"{_count(input_tokens)} in / {_count(output_tokens)} out"
+
+
+def _count(value: int | None) -> str:
+    if value is None:
+        return "?"
+    if value >= 1_000_000:
+        return f"{value / 1_000_000:.1f}M"
+    if value >= 1000:
+        return f"{value / 1000:.1f}k"
+    return str(value)
