@@ -1,13 +1,14 @@
 """The demo's six bugs, seen from two sides that never meet.
 
-`BUGS` is the maintainers' side: each bug's report as it was filed, the change that
-fixed it and the test that came with it. Only `demo.project` reads it, to write the
-sample repository's history and its issues file.
+`BUGS` is the maintainers' side: each bug's report as it was filed, and the patch in
+`history/` that fixed it with the test that came with it. Only `demo.repository` and
+`demo.project` read it, to write the sample repository's history and its issues file.
 
 `PLAYBOOKS` is the agents' side: for each bug, the words that give it away in a report
 and what each scripted agent does once it recognises them, written as edits to the code
-a working copy holds. `demo.agent` reads only this, plus the prompt and the files in
-front of it, exactly what a real agent gets: never the fix, its tests or the history.
+a working copy holds and the test modules under `playbooks/` it adds. `demo.agent` reads
+only this, plus the prompt and the files in front of it, exactly what a real agent gets:
+never the fix, its tests or the history.
 
 The bugs are chosen so the judge has something to decide. The hasty agent's wrong fixes
 pass its own narrow test but fail everyone else's, so no policy approves them; the
@@ -19,10 +20,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from importlib import resources
 from typing import Literal
 
 Style = Literal["careful", "hasty", "slow", "rationed", "examiner"]
 STYLES: tuple[Style, ...] = ("careful", "hasty", "slow", "rationed", "examiner")
+
+
+def read_data(path: str) -> str:
+    """A file of the demo's package data, by its `/`-separated path; read from a wheel too."""
+    data = resources.files("bugbout_tui.demo").joinpath(*path.split("/"))
+    return data.read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -44,8 +52,14 @@ class Edit:
 
 @dataclass(frozen=True)
 class NewFile:
+    """A test module an agent writes: `path` in its working copy, `source` in `playbooks/`."""
+
     path: str
-    text: str
+    source: str
+
+    @property
+    def text(self) -> str:
+        return read_data(self.source)
 
 
 @dataclass(frozen=True)
@@ -64,10 +78,8 @@ class Bug:
 
     topic: str
     report: Issue
-    fix: tuple[Edit, ...]
-    test_module: str
-    test: str
-    """The test function the fix adds at the end of `test_module`."""
+    patch: str
+    """The fix's commit in `history/`: the maintainers' source change and their new test."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +115,7 @@ class Playbook:
             return recipe
         tests = self.careful.tests
         named = (
-            None if tests is None else NewFile(f"tests/test_{self.topic}_{style}.py", tests.text)
+            None if tests is None else NewFile(f"tests/test_{self.topic}_{style}.py", tests.source)
         )
         return Recipe(self.careful.reads, self.careful.edits, named, self.careful.says)
 
@@ -111,6 +123,11 @@ class Playbook:
 def recognise(issue_text: str) -> Playbook | None:
     """The playbook whose keywords the issue text contains, if any."""
     return next((book for book in PLAYBOOKS if book.matches(issue_text)), None)
+
+
+def _written(topic: str, name: str) -> NewFile:
+    """The test module `name` an agent writes about `topic`, kept in `playbooks/<topic>/`."""
+    return NewFile(f"tests/{name}", f"playbooks/{topic}/{name}")
 
 
 # ---------------------------------------------------------------- slugs of accented names
@@ -145,23 +162,7 @@ slugify("Café Olé")
 Quite a few of our customers have names like this, German and Spanish ones mostly.
 """,
     ),
-    fix=(
-        Edit(_SLUG, "import re\n", "import re\nimport unicodedata\n"),
-        Edit(
-            _SLUG,
-            "    text = text.lower()\n",
-            '    text = unicodedata.normalize("NFKD", text)\n'
-            '    text = text.encode("ascii", "ignore").decode("ascii").lower()\n',
-        ),
-    ),
-    test_module="tests/test_slug.py",
-    test="""
-
-def test_slugify_spells_accented_letters_without_their_accents():
-    assert slugify("Café Olé") == "cafe-ole"
-    assert slugify("Müller & Söhne") == "muller-sohne"
-    assert slugify("Ñandú Ltd") == "nandu-ltd"
-""",
+    patch="17-fix-slug-accents.patch",
 )
 
 _SLUG_PLAYBOOK = Playbook(
@@ -179,25 +180,7 @@ _SLUG_PLAYBOOK = Playbook(
                 "    text = text.lower()\n",
             ),
         ),
-        tests=NewFile(
-            "tests/test_regression_slug_accents.py",
-            '''\
-"""Customer names with accented letters keep those letters, without accents, in slugs."""
-
-from invoicekit.slug import slugify
-
-
-def test_accented_letters_lose_only_their_accents():
-    assert slugify("Café Olé") == "cafe-ole"
-    assert slugify("Müller & Söhne") == "muller-sohne"
-    assert slugify("Ñandú Ltd") == "nandu-ltd"
-
-
-def test_plain_names_are_unchanged():
-    assert slugify("ACME Corp.") == "acme-corp"
-    assert slugify("INV-0042") == "inv-0042"
-''',
-        ),
+        tests=_written("slug_accents", "test_regression_slug_accents.py"),
         says="slugify() dropped every non-ASCII letter. It now decomposes letters (NFKD) and "
         "drops only the accents, so 'Café Olé' becomes 'cafe-ole' and 'Müller' 'muller'. "
         "Added a regression test with names from several languages.",
@@ -211,42 +194,12 @@ def test_plain_names_are_unchanged():
                 '    text = text.lower().replace("é", "e")\n',
             ),
         ),
-        tests=NewFile(
-            "tests/test_slug_fix.py",
-            """\
-from invoicekit.slug import slugify
-
-
-def test_cafe_ole():
-    assert slugify("Café Olé") == "cafe-ole"
-""",
-        ),
+        tests=_written("slug_accents", "test_slug_fix.py"),
         says="Replaced 'é' with 'e' before slugging. Done.",
     ),
     examiner=Recipe(
         reads=(_SLUG,),
-        tests=NewFile(
-            "tests/test_issue_accented_names.py",
-            '''\
-"""Slugs of customer names with accents (reported: "Café Olé" became "caf-ol")."""
-
-from invoicekit.slug import slugify
-
-
-def test_reported_name_keeps_its_letters():
-    assert slugify("Café Olé") == "cafe-ole"
-
-
-def test_accented_letters_of_other_languages_keep_their_letters():
-    assert slugify("Müller & Söhne") == "muller-sohne"
-    assert slugify("Åsa Öberg") == "asa-oberg"
-
-
-def test_names_without_accents_are_unchanged():
-    assert slugify("Northwind Traders") == "northwind-traders"
-    assert slugify("Studio 54") == "studio-54"
-''',
-        ),
+        tests=_written("slug_accents", "test_issue_accented_names.py"),
         says="test_reported_name_keeps_its_letters: the example from the issue. "
         "test_accented_letters_of_other_languages_keep_their_letters: the rule behind it, "
         "for letters other than 'é'. test_names_without_accents_are_unchanged: what works "
@@ -284,20 +237,7 @@ The same file imports fine once I delete the commas by hand.
 **Actual:** `ValueError`
 """,
     ),
-    fix=(
-        Edit(
-            _MONEY,
-            _PARSE_LINE,
-            _PARSE_LINE + '    cleaned = cleaned.replace(",", "")  # thousands: "1,200.00"\n',
-        ),
-    ),
-    test_module="tests/test_money.py",
-    test="""
-
-def test_parse_amount_accepts_thousands_separators():
-    assert parse_amount("$1,200.00") == Decimal("1200.00")
-    assert parse_amount("1,234,567.89") == Decimal("1234567.89")
-""",
+    patch="15-fix-thousands.patch",
 )
 
 _THOUSANDS_PLAYBOOK = Playbook(
@@ -312,28 +252,7 @@ _THOUSANDS_PLAYBOOK = Playbook(
                 '    cleaned = text.strip().lstrip("$€£").strip().replace(",", "")\n',
             ),
         ),
-        tests=NewFile(
-            "tests/test_regression_thousands.py",
-            '''\
-"""Amounts written with thousands separators are read, and text is still rejected."""
-
-from decimal import Decimal
-
-import pytest
-
-from invoicekit.money import parse_amount
-
-
-def test_thousands_separators_are_accepted():
-    assert parse_amount("$1,200.00") == Decimal("1200.00")
-    assert parse_amount("1,234,567.89") == Decimal("1234567.89")
-
-
-def test_text_is_still_rejected():
-    with pytest.raises(ValueError):
-        parse_amount("twelve hundred")
-''',
-        ),
+        tests=_written("thousands", "test_regression_thousands.py"),
         says="parse_amount() handed '1,200.00' to Decimal, which rejects the comma. It now "
         "removes thousands separators first. Added a regression test, and one that "
         "text is still rejected.",
@@ -347,53 +266,12 @@ def test_text_is_still_rejected():
                 _PARSE_LINE + '    cleaned = cleaned.replace(",", "")\n',
             ),
         ),
-        tests=NewFile(
-            "tests/test_parse_fix.py",
-            """\
-from decimal import Decimal
-
-from invoicekit.money import parse_amount
-
-
-def test_comma():
-    assert parse_amount("$1,200.00") == Decimal("1200.00")
-""",
-        ),
+        tests=_written("thousands", "test_parse_fix.py"),
         says="Strip commas before parsing. Done.",
     ),
     examiner=Recipe(
         reads=(_MONEY,),
-        tests=NewFile(
-            "tests/test_issue_thousands_separators.py",
-            '''\
-"""Amounts with thousands separators (reported: "$1,200.00" raised ValueError)."""
-
-from decimal import Decimal
-
-import pytest
-
-from invoicekit.money import parse_amount
-
-
-def test_reported_amount_is_read():
-    assert parse_amount("$1,200.00") == Decimal("1200.00")
-
-
-def test_separators_in_larger_amounts_are_read():
-    assert parse_amount("1,234,567.89") == Decimal("1234567.89")
-    assert parse_amount("€12,000") == Decimal("12000")
-
-
-def test_plain_amounts_are_still_read():
-    assert parse_amount("12.50") == Decimal("12.50")
-    assert parse_amount("$7") == Decimal("7")
-
-
-def test_text_is_still_rejected():
-    with pytest.raises(ValueError):
-        parse_amount("n/a")
-''',
-        ),
+        tests=_written("thousands", "test_issue_thousands_separators.py"),
         says="test_reported_amount_is_read: the example from the issue. "
         "test_separators_in_larger_amounts_are_read: several separators, other currencies. "
         "test_plain_amounts_are_still_read and test_text_is_still_rejected: behaviour "
@@ -429,22 +307,7 @@ Expected `Decimal('10.63')`, got `Decimal('10.62')`.
 Oddly it does not happen with every amount: 5 × 2.135 gives 10.68, as it should.
 """,
     ),
-    fix=(
-        Edit(
-            _MONEY,
-            _DECIMAL_IMPORT,
-            "from decimal import ROUND_HALF_UP, Decimal, InvalidOperation\n",
-        ),
-        Edit(_MONEY, _ROUND_LINE, "    return amount.quantize(CENT, rounding=ROUND_HALF_UP)\n"),
-    ),
-    test_module="tests/test_money.py",
-    test="""
-
-def test_round_money_rounds_half_a_cent_up():
-    assert round_money(Decimal("10.625")) == Decimal("10.63")
-    assert round_money(Decimal("1.005")) == Decimal("1.01")
-    assert round_money(Decimal("-10.625")) == Decimal("-10.63")
-""",
+    patch="12-fix-half-cents.patch",
 )
 
 _HALF_CENTS_PLAYBOOK = Playbook(
@@ -460,28 +323,7 @@ _HALF_CENTS_PLAYBOOK = Playbook(
             ),
             Edit(_MONEY, _ROUND_LINE, "    return amount.quantize(CENT, rounding=ROUND_HALF_UP)\n"),
         ),
-        tests=NewFile(
-            "tests/test_regression_half_cents.py",
-            '''\
-"""Amounts round to the nearest cent, and half a cent rounds up (away from zero)."""
-
-from decimal import Decimal
-
-from invoicekit.invoice import LineItem
-from invoicekit.money import round_money
-
-
-def test_half_a_cent_rounds_up_and_less_rounds_down():
-    assert LineItem("Stickers", Decimal("5"), Decimal("2.125")).amount == Decimal("10.63")
-    assert round_money(Decimal("1.005")) == Decimal("1.01")
-    assert round_money(Decimal("-10.625")) == Decimal("-10.63")
-    assert round_money(Decimal("10.624")) == Decimal("10.62")
-
-
-def test_whole_cents_are_kept():
-    assert round_money(Decimal("12.30")) == Decimal("12.30")
-''',
-        ),
+        tests=_written("half_cents", "test_regression_half_cents.py"),
         says="round_money() used Decimal's default rounding, which sends a half to the even "
         "neighbour (10.625 -> 10.62, but 10.675 -> 10.68): that is why only some amounts "
         "were off. It now rounds half a cent up. The regression test checks both sides "
@@ -495,49 +337,12 @@ def test_whole_cents_are_kept():
             ),
             Edit(_MONEY, _ROUND_LINE, "    return amount.quantize(CENT, rounding=ROUND_UP)\n"),
         ),
-        tests=NewFile(
-            "tests/test_rounding_fix.py",
-            """\
-from decimal import Decimal
-
-from invoicekit.invoice import LineItem
-
-
-def test_stickers():
-    assert LineItem("Stickers", Decimal("5"), Decimal("2.125")).amount == Decimal("10.63")
-""",
-        ),
+        tests=_written("half_cents", "test_rounding_fix.py"),
         says="Amounts now round up. Done.",
     ),
     examiner=Recipe(
         reads=(_MONEY, "src/invoicekit/invoice.py"),
-        tests=NewFile(
-            "tests/test_issue_half_cents.py",
-            '''\
-"""Rounding of half cents (reported: 5 x 2.125 came out as 10.62, not 10.63)."""
-
-from decimal import Decimal
-
-from invoicekit.invoice import LineItem
-from invoicekit.money import round_money
-
-
-def test_reported_line_amount():
-    assert LineItem("Stickers", Decimal("5"), Decimal("2.125")).amount == Decimal("10.63")
-
-
-def test_amounts_round_to_the_nearest_cent_with_halves_up():
-    assert round_money(Decimal("1.005")) == Decimal("1.01")
-    assert round_money(Decimal("0.125")) == Decimal("0.13")
-    assert round_money(Decimal("0.124")) == Decimal("0.12")
-
-
-def test_amounts_off_the_half_round_as_before():
-    assert round_money(Decimal("10.626")) == Decimal("10.63")
-    assert round_money(Decimal("33.3333")) == Decimal("33.33")
-    assert round_money(Decimal("12.30")) == Decimal("12.30")
-''',
-        ),
+        tests=_written("half_cents", "test_issue_half_cents.py"),
         says="test_reported_line_amount: the example from the issue. "
         "test_amounts_round_to_the_nearest_cent_with_halves_up: the rule, on both sides of "
         "a half. test_amounts_off_the_half_round_as_before: what works today.",
@@ -568,16 +373,7 @@ import.
 Expected `'INV-000124'`. Four-digit numbers work fine (`INV-0041` → `INV-0042`).
 """,
     ),
-    fix=(
-        Edit(_NUMBERING, _NEXT_LINE, '    return f"{prefix}-{int(digits) + 1:0{len(digits)}d}"\n'),
-    ),
-    test_module="tests/test_numbering.py",
-    test="""
-
-def test_next_number_keeps_the_width_of_the_last_one():
-    assert next_invoice_number("INV-000123") == "INV-000124"
-    assert next_invoice_number("A-07") == "A-08"
-""",
+    patch="10-fix-number-width.patch",
 )
 
 _NUMBER_WIDTH_PLAYBOOK = Playbook(
@@ -592,24 +388,7 @@ _NUMBER_WIDTH_PLAYBOOK = Playbook(
                 '    width = len(digits)\n    return f"{prefix}-{int(digits) + 1:0{width}d}"\n',
             ),
         ),
-        tests=NewFile(
-            "tests/test_regression_number_width.py",
-            '''\
-"""The next invoice number is as wide as the last one, whatever its width."""
-
-from invoicekit.numbering import next_invoice_number
-
-
-def test_next_number_keeps_the_width_of_the_last_number():
-    assert next_invoice_number("INV-000123") == "INV-000124"
-    assert next_invoice_number("A-07") == "A-08"
-    assert next_invoice_number("INV-0041") == "INV-0042"
-
-
-def test_next_number_still_grows_past_its_width():
-    assert next_invoice_number("INV-999") == "INV-1000"
-''',
-        ),
+        tests=_written("number_width", "test_regression_number_width.py"),
         says="next_invoice_number() always padded to four digits. It now pads to the width "
         "of the number it continues. Added a regression test for several widths.",
     ),
@@ -622,43 +401,12 @@ def test_next_number_still_grows_past_its_width():
                 '    return f"{prefix}-{str(int(digits) + 1).zfill(len(digits))}"\n',
             ),
         ),
-        tests=NewFile(
-            "tests/test_numbering_fix.py",
-            """\
-from invoicekit.numbering import next_invoice_number
-
-
-def test_six_digits():
-    assert next_invoice_number("INV-000123") == "INV-000124"
-""",
-        ),
+        tests=_written("number_width", "test_numbering_fix.py"),
         says="Pad to the length of the old number. Done.",
     ),
     examiner=Recipe(
         reads=(_NUMBERING,),
-        tests=NewFile(
-            "tests/test_issue_number_width.py",
-            '''\
-"""Width of invoice numbers (reported: INV-000123 was followed by INV-0124)."""
-
-from invoicekit.numbering import next_invoice_number
-
-
-def test_reported_number():
-    assert next_invoice_number("INV-000123") == "INV-000124"
-
-
-def test_numbers_of_any_width_keep_it():
-    assert next_invoice_number("A-07") == "A-08"
-    assert next_invoice_number("X-00000009") == "X-00000010"
-
-
-def test_four_digit_numbers_work_as_before():
-    assert next_invoice_number("INV-0041") == "INV-0042"
-    assert next_invoice_number("ACME-EU-0007") == "ACME-EU-0008"
-    assert next_invoice_number("INV-9999") == "INV-10000"
-''',
-        ),
+        tests=_written("number_width", "test_issue_number_width.py"),
         says="test_reported_number: the example from the issue. "
         "test_numbers_of_any_width_keep_it: the rule for other widths. "
         "test_four_digit_numbers_work_as_before: what works today.",
@@ -696,25 +444,7 @@ ValueError: day is out of range for month
 Expected: `date(2023, 2, 28)`, the last day of February.
 """,
     ),
-    fix=(
-        Edit(_DATES, _DATETIME_IMPORT, "from calendar import monthrange\n" + _DATETIME_IMPORT),
-        Edit(
-            _DATES,
-            _ADD_MONTHS_BODY,
-            "    month = day.month - 1 + months\n"
-            "    year, month = day.year + month // 12, month % 12 + 1\n"
-            "    return day.replace(year=year, month=month, "
-            "day=min(day.day, monthrange(year, month)[1]))\n",
-        ),
-    ),
-    test_module="tests/test_dates.py",
-    test="""
-
-def test_add_months_stops_at_the_end_of_shorter_months():
-    assert add_months(date(2023, 1, 31), 1) == date(2023, 2, 28)
-    assert add_months(date(2024, 1, 31), 1) == date(2024, 2, 29)
-    assert add_months(date(2023, 5, 31), 1) == date(2023, 6, 30)
-""",
+    patch="07-fix-month-end.patch",
 )
 
 _MONTH_END_PLAYBOOK = Playbook(
@@ -733,27 +463,7 @@ _MONTH_END_PLAYBOOK = Playbook(
                 "    return date(year, month, min(day.day, last_day))\n",
             ),
         ),
-        tests=NewFile(
-            "tests/test_regression_month_end.py",
-            '''\
-"""Adding months to a late day of a month lands on the last day of a shorter month."""
-
-from datetime import date
-
-from invoicekit.dates import add_months
-
-
-def test_add_months_stops_at_the_last_day_of_shorter_months():
-    assert add_months(date(2023, 1, 31), 1) == date(2023, 2, 28)
-    assert add_months(date(2024, 1, 31), 1) == date(2024, 2, 29)
-    assert add_months(date(2023, 3, 31), 1) == date(2023, 4, 30)
-    assert add_months(date(2023, 1, 30), 2) == date(2023, 3, 30)
-
-
-def test_add_months_keeps_days_that_every_month_has():
-    assert add_months(date(2023, 1, 15), 1) == date(2023, 2, 15)
-''',
-        ),
+        tests=_written("month_end", "test_regression_month_end.py"),
         says="add_months() kept the day of the month even where the target month is "
         "shorter. It now stops at the month's last day (leap years included). Added a "
         "regression test.",
@@ -767,48 +477,12 @@ def test_add_months_keeps_days_that_every_month_has():
                 "    day = day.replace(day=min(day.day, 28))\n    month = day.month - 1 + months\n",
             ),
         ),
-        tests=NewFile(
-            "tests/test_dates_fix.py",
-            """\
-from datetime import date
-
-from invoicekit.dates import add_months
-
-
-def test_jan_31():
-    assert add_months(date(2023, 1, 31), 1) == date(2023, 2, 28)
-""",
-        ),
+        tests=_written("month_end", "test_dates_fix.py"),
         says="Cap the day at 28 so every month has it. Done.",
     ),
     examiner=Recipe(
         reads=(_DATES,),
-        tests=NewFile(
-            "tests/test_issue_month_end.py",
-            '''\
-"""add_months at the end of a month (reported: 2023-01-31 plus one month crashed)."""
-
-from datetime import date
-
-from invoicekit.dates import add_months
-
-
-def test_reported_date():
-    assert add_months(date(2023, 1, 31), 1) == date(2023, 2, 28)
-
-
-def test_late_days_land_on_the_last_day_of_shorter_months():
-    assert add_months(date(2024, 1, 31), 1) == date(2024, 2, 29)
-    assert add_months(date(2023, 5, 31), 1) == date(2023, 6, 30)
-    assert add_months(date(2023, 8, 31), 6) == date(2024, 2, 29)
-
-
-def test_other_days_are_kept():
-    assert add_months(date(2023, 1, 15), 1) == date(2023, 2, 15)
-    assert add_months(date(2023, 10, 31), 3) == date(2024, 1, 31)
-    assert add_months(date(2023, 12, 5), 1) == date(2024, 1, 5)
-''',
-        ),
+        tests=_written("month_end", "test_issue_month_end.py"),
         says="test_reported_date: the example from the issue. "
         "test_late_days_land_on_the_last_day_of_shorter_months: the rule, leap years "
         "included. test_other_days_are_kept: what works today.",
@@ -842,25 +516,7 @@ Expected: both say $90.00.
 Both are made from the same invoice. invoicekit 0.1.0, Python 3.12.
 """,
     ),
-    fix=(
-        Edit(
-            _INVOICE,
-            _DISCOUNT_LOOP,
-            "        return [\n"
-            "            LineItem(line.description, line.quantity, line.unit_price * factor)\n"
-            "            for line in self.lines\n"
-            "        ]\n",
-        ),
-    ),
-    test_module="tests/test_invoice.py",
-    test="""
-
-def test_total_is_the_same_every_time_it_is_computed():
-    invoice = make_invoice(discount_percent=Decimal("10"))
-    first = invoice.total()
-    assert invoice.total() == first == Decimal("364.95")
-    assert invoice.lines[0].unit_price == Decimal("120.00")
-""",
+    patch="05-fix-discount-twice.patch",
 )
 
 _DISCOUNT_PLAYBOOK = Playbook(
@@ -881,26 +537,7 @@ _DISCOUNT_PLAYBOOK = Playbook(
                 " for line in self.lines]\n",
             ),
         ),
-        tests=NewFile(
-            "tests/test_regression_discount_twice.py",
-            '''\
-"""Computing a discounted total must not change the invoice it is computed from."""
-
-from datetime import date
-from decimal import Decimal
-
-from invoicekit.invoice import Invoice
-from invoicekit.render import render_text
-
-
-def test_total_does_not_change_when_computed_again():
-    invoice = Invoice("INV-0107", "Northwind", date(2024, 3, 1), discount_percent=Decimal("10"))
-    invoice.add_line("Consulting", 1, "100.00")
-    assert invoice.total() == Decimal("90.00")
-    assert render_text(invoice).endswith("Total: $90.00\\n")
-    assert invoice.lines[0].unit_price == Decimal("100.00")
-''',
-        ),
+        tests=_written("discount_twice", "test_regression_discount_twice.py"),
         says="discounted_lines() took the discount off each line's unit price in place, so "
         "every call to total() discounted the invoice once more: the e-mail computed 90.00, "
         "the PDF rendered next computed 81.00. It now returns discounted copies. The "
@@ -913,36 +550,7 @@ def test_total_does_not_change_when_computed_again():
     ),
     examiner=Recipe(
         reads=(_INVOICE, "src/invoicekit/render.py"),
-        tests=NewFile(
-            "tests/test_issue_discount_totals.py",
-            '''\
-"""Totals of discounted invoices (reported: $81.00 in the PDF, $90.00 in the e-mail)."""
-
-from datetime import date
-from decimal import Decimal
-
-from invoicekit.invoice import Invoice
-from invoicekit.render import render_text
-
-
-def reported_invoice(discount="10"):
-    invoice = Invoice("INV-0107", "Northwind", date(2024, 3, 1), discount_percent=Decimal(discount))
-    invoice.add_line("Consulting", 1, "100.00")
-    return invoice
-
-
-def test_reported_invoice_totals_90():
-    assert reported_invoice().total() == Decimal("90.00")
-
-
-def test_rendered_invoice_shows_90():
-    assert "Total: $90.00" in render_text(reported_invoice())
-
-
-def test_invoice_without_discount_is_unchanged():
-    assert reported_invoice(discount="0").total() == Decimal("100.00")
-''',
-        ),
+        tests=_written("discount_twice", "test_issue_discount_totals.py"),
         says="None of these tests fails on this code: the example from the issue totals "
         "$90.00 both ways here, so I could not reproduce the difference. The tests pin the "
         "totals the issue expects.",

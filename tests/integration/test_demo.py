@@ -10,24 +10,30 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import io
 import json
 import os
+import re
 import subprocess
 import sys
+import tarfile
 import time
+import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
 
+import bugbout_tui
 from bugbout_tui.agents.quota import ANY_LIMIT, find_limit
 from bugbout_tui.core.errors import BugboutError, UsageError
 from bugbout_tui.core.models import Attempt, OracleSet, Reason, Task, TaskSet
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.demo import agent as demo_agent
-from bugbout_tui.demo.bugs import BUGS, PLAYBOOKS, Bug, Style, recognise
+from bugbout_tui.demo.bugs import BUGS, PLAYBOOKS, STYLES, Bug, Style, read_data, recognise
 from bugbout_tui.demo.project import (
     MARKER,
     OTHER_ISSUES,
@@ -36,6 +42,7 @@ from bugbout_tui.demo.project import (
     check_pytest,
     prepare_demo,
 )
+from bugbout_tui.demo.repository import history
 from bugbout_tui.engine.bout import RUNNABLE_STAGES, Bout
 from bugbout_tui.engine.mine import mine_tasks
 from bugbout_tui.engine.project import Project
@@ -46,6 +53,8 @@ from bugbout_tui.rules.prompts import Role, render_prompt
 TEST_COMMAND = f"PYTHONPATH=src:. {sys.executable} -m pytest -p no:cacheprovider tests"
 QUIET = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": "src"}
 BY_TOPIC = {bug.topic: bug for bug in BUGS}
+DEMO_DATA = Path(demo_agent.__file__).parent
+"""The demo's package: its modules, and the sample project and patches they read."""
 
 HASTY: dict[str, str] = {
     "slug_accents": "wrong",
@@ -58,8 +67,21 @@ HASTY: dict[str, str] = {
 """What the hasty agent's patch does to each bug, by design."""
 
 
-def added_test(bug: Bug) -> str:
-    return bug.test.split("def ", 1)[1].split("(", 1)[0]
+@dataclass(frozen=True)
+class Fix:
+    """What a bug's fix commit changes, read from its patch in the package data."""
+
+    source_files: list[str]
+    test_module: str
+    added_test: str
+
+
+def fix_of(bug: Bug) -> Fix:
+    patch = read_data(f"history/{bug.patch}")
+    paths = re.findall(r"^diff --git a/(\S+) b/", patch, re.MULTILINE)
+    (module,) = [path for path in paths if path.startswith("tests/")]
+    (added,) = re.findall(r"^\+def (test_\w+)\(", patch, re.MULTILINE)
+    return Fix(sorted(path for path in paths if path.startswith("src/")), module, added)
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +100,12 @@ def demo(home: Path) -> DemoProject:
 @pytest.fixture(scope="module")
 def taskset(demo: DemoProject) -> TaskSet:
     return mine_tasks(Project.load(demo.root))
+
+
+def head(repo: Path) -> str:
+    return subprocess.run(
+        ["git", "rev-parse", "main"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
 
 
 def task_of(taskset: TaskSet, bug: Bug) -> Task:
@@ -100,9 +128,10 @@ def test_the_history_is_mined_into_the_six_bugs_and_a_full_funnel(taskset: TaskS
     }
     for bug in BUGS:
         task = task_of(taskset, bug)
-        assert task.test_files == [bug.test_module]
-        assert task.added_tests == [added_test(bug)]
-        assert task.source_files == sorted({edit.path for edit in bug.fix})
+        fix = fix_of(bug)
+        assert task.test_files == [fix.test_module]
+        assert task.added_tests == [fix.added_test]
+        assert task.source_files == fix.source_files
         assert task.statement == cut_to_problem(bug.report.title, bug.report.body).text
     # a squash commit naming its pull request is led to the issue the PR closes
     thousands = task_of(taskset, BY_TOPIC["thousands"])
@@ -143,12 +172,6 @@ def test_the_sample_is_the_same_whatever_the_users_git_config(
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Someone Else")
     again = build_demo(tmp_path / "again")
-
-    def head(repo: Path) -> str:
-        return subprocess.run(
-            ["git", "rev-parse", "main"], cwd=repo, capture_output=True, text=True, check=True
-        ).stdout
-
     assert head(again.repository) == head(demo.repository)
 
 
@@ -160,7 +183,8 @@ def test_ground_truth_scores_every_bug(demo: DemoProject, taskset: TaskSet) -> N
     for bug in BUGS:
         oracle = oracles.oracles[task_of(taskset, bug).id]
         assert oracle.scored, oracle.reason
-        assert oracle.fail_to_pass == [f"{bug.test_module}::{added_test(bug)}"]
+        fix = fix_of(bug)
+        assert oracle.fail_to_pass == [f"{fix.test_module}::{fix.added_test}"]
         assert oracle.pass_to_pass, "each fix's module keeps tests that must keep passing"
 
 
@@ -170,6 +194,75 @@ def test_the_issues_file_holds_every_referenced_issue(demo: DemoProject) -> None
     assert numbers >= {bug.report.number for bug in BUGS} | {4, 5, 7, 8, 11, 14, 16, 17, 18, 19}
     pulls = {item["number"] for item in items if "pull_request" in item}
     assert pulls == {16, 19}
+
+
+def test_the_shipped_sample_is_the_project_as_its_history_leaves_it(
+    demo: DemoProject, tmp_path: Path
+) -> None:
+    """`invoicekit/` in the package, which a reader opens, lints and tests, is what the
+    patches in `history/` build, file for file."""
+    archive = subprocess.run(
+        ["git", "archive", "main"], cwd=demo.repository, capture_output=True, check=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(tmp_path / "built", filter="data")
+    shipped = DEMO_DATA / "invoicekit"
+    ignored = [line.rstrip("/") for line in (shipped / ".gitignore").read_text().splitlines()]
+
+    def files(root: Path) -> dict[str, bytes]:
+        """Every file under `root` but those the sample's .gitignore names."""
+        found = (path.relative_to(root) for path in root.rglob("*") if path.is_file())
+        return {
+            name.as_posix(): (root / name).read_bytes()
+            for name in found
+            if not any(fnmatch(part, pattern) for part in name.parts for pattern in ignored)
+        }
+
+    built = files(tmp_path / "built")
+    assert len(built) == 19
+    assert files(shipped) == built
+
+
+def test_every_file_of_the_demo_data_is_used() -> None:
+    patches = sorted(path.name for path in (DEMO_DATA / "history").glob("*"))
+    assert patches == [change.patch for change in history()]
+    written = {
+        recipe.tests.source
+        for book in PLAYBOOKS
+        for style in STYLES
+        if (recipe := book.recipe(style)).tests is not None
+    }
+    shipped = {p.relative_to(DEMO_DATA).as_posix() for p in (DEMO_DATA / "playbooks").rglob("*")}
+    assert {name for name in shipped if name.endswith(".py")} == written
+
+
+def test_the_sample_is_built_from_a_zipped_package(demo: DemoProject, tmp_path: Path) -> None:
+    """The patches and the agents' tests are read as package data, not as files beside the
+    modules, so a zipped install builds the same history."""
+    package = Path(bugbout_tui.__file__).parent
+    zipped = tmp_path / "bugbout_tui.zip"
+    with zipfile.ZipFile(zipped, "w") as archive:
+        for path in package.rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                archive.write(path, path.relative_to(package.parent).as_posix())
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from bugbout_tui.demo import bugs, repository\n"
+        "assert repository.__file__.startswith(sys.argv[1]), repository.__file__\n"
+        "repository.write_repository(Path(sys.argv[2]))\n"
+        "print(bugs.PLAYBOOKS[0].careful.tests.text)\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", script, str(zipped), str(tmp_path / "repo")],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(zipped)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert head(tmp_path / "repo") == head(demo.repository)
+    assert ran.stdout == PLAYBOOKS[0].careful.tests.text + "\n"
 
 
 # ---------------------------------------------------------------- the scripted agents
