@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bugbout_tui.infra.sandbox.confinement import Confinement
 
-_UNCONFINED_HINT = (
+UNCONFINED_HINT = (
     "To run without any sandbox instead (not recommended: tests and agents could then write "
     'anywhere and reach the network), set sandbox = "none" under [run] in bugbout.toml.'
 )
@@ -49,7 +49,7 @@ class NoSandbox(Sandbox):
     name = "none"
 
     def wrap(self, argv: Sequence[str], confinement: Confinement, *, cwd: Path) -> list[str]:
-        _require_command(argv)
+        require_command(argv)
         return list(argv)
 
     def check(self) -> None:
@@ -57,10 +57,10 @@ class NoSandbox(Sandbox):
 
 
 # One probe per sandbox program per process: a failing host fails every run the same way.
-_PROBES: dict[str, str | None] = {}
+PROBES: dict[str, str | None] = {}
 
 
-def _probe(argv: list[str]) -> str | None:
+def probe_failure(argv: list[str]) -> str | None:
     """Why `argv` (a sandboxed `true`) fails, or None when it succeeds."""
     try:
         result = subprocess.run(
@@ -82,6 +82,6 @@ def _probe(argv: list[str]) -> str | None:
     return result.stderr.strip() or f"a trial run exited with status {result.returncode}"
 
 
-def _require_command(argv: Sequence[str]) -> None:
+def require_command(argv: Sequence[str]) -> None:
     if not argv:
         raise ValueError("cannot sandbox an empty command line")

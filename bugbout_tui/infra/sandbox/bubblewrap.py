@@ -9,26 +9,26 @@ from pathlib import Path
 
 from bugbout_tui.core.errors import BugboutError, ToolMissingError
 from bugbout_tui.infra.sandbox.backend import (
-    _PROBES,
-    _UNCONFINED_HINT,
+    PROBES,
+    UNCONFINED_HINT,
     Sandbox,
-    _probe,
-    _require_command,
+    probe_failure,
+    require_command,
 )
 from bugbout_tui.infra.sandbox.confinement import (
-    _TEMP_VARIABLES,
     SYSTEM_DIRS,
+    TEMP_VARIABLES,
     Confinement,
-    _credential_paths,
-    _existing,
-    _hidden_paths,
-    _inside,
-    _inside_any,
-    _network_paths,
-    _outermost,
-    _program_grants,
-    _resolve,
-    _unique,
+    credential_paths,
+    existing,
+    hidden_paths,
+    inside,
+    inside_any,
+    network_paths,
+    outermost,
+    program_grants,
+    resolve,
+    unique,
 )
 
 
@@ -57,15 +57,15 @@ class BubblewrapSandbox(Sandbox):
                 "confine tests and agents on Linux.",
                 hint="Install the `bubblewrap` package: `sudo apt-get install bubblewrap` "
                 "(Debian, Ubuntu), `sudo dnf install bubblewrap` (Fedora) or "
-                "`sudo pacman -S bubblewrap` (Arch). " + _UNCONFINED_HINT,
+                "`sudo pacman -S bubblewrap` (Arch). " + UNCONFINED_HINT,
             )
         return found
 
     def wrap(self, argv: Sequence[str], confinement: Confinement, *, cwd: Path) -> list[str]:
-        _require_command(argv)
-        workdir = _resolve(cwd, cwd)
-        writable = _existing(confinement.writable, workdir, "write to")
-        temp_roots = _unique([_resolve(Path("/tmp"), workdir), _resolve(Path("/var/tmp"), workdir)])
+        require_command(argv)
+        workdir = resolve(cwd, cwd)
+        writable = existing(confinement.writable, workdir, "write to")
+        temp_roots = unique([resolve(Path("/tmp"), workdir), resolve(Path("/var/tmp"), workdir)])
         minimal = confinement.view == "minimal"
         # Without a bind of the host's root, bwrap starts from an empty tmpfs, which is
         # made read-only once every mount point in it exists.
@@ -83,22 +83,22 @@ class BubblewrapSandbox(Sandbox):
             # into its own, which the kernel allows only with CAP_SETFCAP (Linux 5.12+).
             # bwrap sets no_new_privs, so the capability cannot be turned into others.
             command += ["--cap-add", "CAP_SETFCAP"]
-        for variable in _TEMP_VARIABLES:
+        for variable in TEMP_VARIABLES:
             value = confinement.env.get(variable)
             if value is None:
                 continue
-            target = _resolve(Path(value), workdir)
-            if target not in temp_roots and not _inside_any(target, writable):
+            target = resolve(Path(value), workdir)
+            if target not in temp_roots and not inside_any(target, writable):
                 command += ["--setenv", variable, "/tmp"]
         command += ["--chdir", str(workdir), "--", *argv]
         return command
 
     def check(self) -> None:
         bwrap = self.executable()
-        if bwrap not in _PROBES:
+        if bwrap not in PROBES:
             probe = self.wrap(["true"], Confinement(writable=()), cwd=Path("/"))
-            _PROBES[bwrap] = _probe(probe)
-        failure = _PROBES[bwrap]
+            PROBES[bwrap] = probe_failure(probe)
+        failure = PROBES[bwrap]
         if failure is not None:
             raise BugboutError(
                 f"bubblewrap cannot create a sandbox on this machine: {failure}",
@@ -125,7 +125,7 @@ def bubblewrap_fix(*, apparmor_restricts_userns: bool) -> str:
             "kernel.unprivileged_userns_clone=1`); inside a container, the container must "
             "allow creating namespaces."
         )
-    return steps + " " + _UNCONFINED_HINT
+    return steps + " " + UNCONFINED_HINT
 
 
 def _apparmor_restricts_userns() -> bool:
@@ -141,7 +141,7 @@ def _system_mounts() -> tuple[list[Path], list[tuple[int, int, list[str]]]]:
     them: a bind of each real directory, and a link for each that is a link on the host
     (`/bin` to `usr/bin` on a merged /usr)."""
     real = [Path(os.path.realpath(d)) for d in SYSTEM_DIRS if os.path.isdir(d)]
-    shown = _outermost(real)
+    shown = outermost(real)
     mounts = [(1, 0, ["--symlink", os.readlink(d), d]) for d in SYSTEM_DIRS if _is_dir_link(d)]
     mounts += [(len(r.parts), 0, ["--ro-bind", str(r), str(r)]) for r in shown]
     return shown, mounts
@@ -185,28 +185,28 @@ def _bubblewrap_mounts(
     minimal = confinement.view == "minimal"
     candidates = [
         store
-        for store in [*_credential_paths(confinement.env), *_hidden_paths(confinement)]
-        if os.path.exists(store) and not _inside_any(store, writable)
+        for store in [*credential_paths(confinement.env), *hidden_paths(confinement)]
+        if os.path.exists(store) and not inside_any(store, writable)
     ]
-    wanted = [*_existing(confinement.readable, workdir, "read"), workdir]
-    wanted += _program_grants(argv, confinement, candidates) if argv else []
+    wanted = [*existing(confinement.readable, workdir, "read"), workdir]
+    wanted += program_grants(argv, confinement, candidates) if argv else []
     mounts: list[tuple[int, int, list[str]]] = []
     if minimal:
         system, mounts = _system_mounts()
         if confinement.network:
-            wanted += _network_paths(confinement.env)
-        readable = _unique(
+            wanted += network_paths(confinement.env)
+        readable = unique(
             path
             for path in wanted
-            if not _inside_any(path, writable)
-            and (not _inside_any(path, system) or _inside_any(path, candidates))
+            if not inside_any(path, writable)
+            and (not inside_any(path, system) or inside_any(path, candidates))
         )
         exposed = [*system, *writable, *readable]
-        masks = [store for store in candidates if _inside_any(store, exposed)]
+        masks = [store for store in candidates if inside_any(store, exposed)]
     else:
         hiding = [*temp_roots, *candidates]
-        readable = _unique(
-            path for path in wanted if _inside_any(path, hiding) and not _inside_any(path, writable)
+        readable = unique(
+            path for path in wanted if inside_any(path, hiding) and not inside_any(path, writable)
         )
         exposed = [*writable, *readable]
         # Under a private temp dir, a store shows only where a grant lies inside it (its
@@ -214,11 +214,11 @@ def _bubblewrap_mounts(
         masks = [
             store
             for store in candidates
-            if not _inside_any(store, temp_roots)
-            or _inside_any(store, exposed)
-            or any(_inside(path, store) for path in exposed)
+            if not inside_any(store, temp_roots)
+            or inside_any(store, exposed)
+            or any(inside(path, store) for path in exposed)
         ]
-    masks = _outermost(masks)
+    masks = outermost(masks)
 
     # Mounts shadow whatever lies beneath them, so shallower paths go first; at equal
     # depth a mask goes before a grant so that an explicit grant wins.
@@ -250,11 +250,11 @@ def _links_to_grants(
     if argv and os.path.isabs(argv[0]):
         named.append(Path(os.path.abspath(argv[0])))
     system = [Path(d) for d in SYSTEM_DIRS]
-    links = _unique(link for path in named for link in _links_on_the_way(path))
+    links = unique(link for path in named for link in _links_on_the_way(path))
     return [
         arg
         for target, where in links
-        if not _inside_any(where, [*mounted, *system])
+        if not inside_any(where, [*mounted, *system])
         for arg in ("--symlink", target, str(where))
     ]
 

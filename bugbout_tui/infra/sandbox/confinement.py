@@ -71,7 +71,7 @@ _HOST_SOCKETS = (
 )
 
 
-_TEMP_VARIABLES = ("TMPDIR", "TEMP", "TMP")
+TEMP_VARIABLES = ("TMPDIR", "TEMP", "TMP")
 
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
@@ -151,48 +151,48 @@ class Confinement:
         object.__setattr__(self, "env", dict(self.env))
 
 
-def _credential_paths(env: Mapping[str, str]) -> list[Path]:
+def credential_paths(env: Mapping[str, str]) -> list[Path]:
     """Credential stores of every home the process might use, and the daemon sockets."""
     homes = [os.environ.get("HOME"), env.get("HOME")]
     with contextlib.suppress(KeyError):  # a uid without a passwd entry, as in some containers
         homes.append(pwd.getpwuid(os.getuid()).pw_dir)
     stores = [
         Path(os.path.realpath(Path(home) / store))
-        for home in _unique(h for h in homes if h and os.path.isabs(h))
+        for home in unique(h for h in homes if h and os.path.isabs(h))
         for store in CREDENTIAL_STORES
     ]
     runtime_dirs = [f"/run/user/{os.getuid()}", os.environ.get("XDG_RUNTIME_DIR")]
     runtime_dirs.append(env.get("XDG_RUNTIME_DIR"))
     sockets = [*_HOST_SOCKETS, *(d for d in runtime_dirs if d and os.path.isabs(d))]
-    return _unique([*stores, *(Path(os.path.realpath(s)) for s in sockets)])
+    return unique([*stores, *(Path(os.path.realpath(s)) for s in sockets)])
 
 
-def _hidden_paths(confinement: Confinement) -> list[Path]:
+def hidden_paths(confinement: Confinement) -> list[Path]:
     return [Path(os.path.realpath(path)) for path in confinement.hidden]
 
 
-def _program_grants(
+def program_grants(
     argv: Sequence[str], confinement: Confinement, stores: Sequence[Path]
 ) -> list[Path]:
     """The installation of the program `argv` runs, never at the price of a hidden path
     or a store (a program at a repository's root, say); a store inside it is masked."""
     found = program_paths(argv, env=confinement.env, hidden=confinement.hidden)
-    return [path for path in found if not _inside_any(path, stores)]
+    return [path for path in found if not inside_any(path, stores)]
 
 
-def _network_paths(env: Mapping[str, str]) -> list[Path]:
+def network_paths(env: Mapping[str, str]) -> list[Path]:
     """Where the files that resolving names and checking certificates read really live."""
     named = [*_NETWORK_FILES, *(v for k in _CERTIFICATE_VARIABLES if (v := env.get(k)))]
     real = (Path(os.path.realpath(path)) for path in named if os.path.isabs(path))
-    return _unique(path for path in real if os.path.exists(path))
+    return unique(path for path in real if os.path.exists(path))
 
 
-def _resolve(path: Path, cwd: Path) -> Path:
+def resolve(path: Path, cwd: Path) -> Path:
     return Path(os.path.realpath(cwd / path))
 
 
-def _existing(paths: Iterable[Path], cwd: Path, access: str) -> list[Path]:
-    resolved = _unique(_resolve(p, cwd) for p in paths)
+def existing(paths: Iterable[Path], cwd: Path, access: str) -> list[Path]:
+    resolved = unique(resolve(p, cwd) for p in paths)
     for path in resolved:
         if not os.path.exists(path):
             raise BugboutError(
@@ -202,22 +202,22 @@ def _existing(paths: Iterable[Path], cwd: Path, access: str) -> list[Path]:
     return resolved
 
 
-def _inside(path: Path, root: Path) -> bool:
+def inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def _inside_any(path: Path, roots: Iterable[Path]) -> bool:
-    return any(_inside(path, root) for root in roots)
+def inside_any(path: Path, roots: Iterable[Path]) -> bool:
+    return any(inside(path, root) for root in roots)
 
 
 _T = TypeVar("_T")
 
 
-def _unique(items: Iterable[_T]) -> list[_T]:
+def unique(items: Iterable[_T]) -> list[_T]:
     return list(dict.fromkeys(items))
 
 
-def _outermost(paths: Iterable[Path]) -> list[Path]:
+def outermost(paths: Iterable[Path]) -> list[Path]:
     """The paths without those inside another, in their first order."""
-    unique = _unique(paths)
-    return [p for p in unique if not any(o != p and _inside(p, o) for o in unique)]
+    distinct = unique(paths)
+    return [p for p in distinct if not any(o != p and inside(p, o) for o in distinct)]

@@ -8,24 +8,24 @@ from pathlib import Path
 
 from bugbout_tui.core.errors import BugboutError, ToolMissingError
 from bugbout_tui.infra.sandbox.backend import (
-    _PROBES,
-    _UNCONFINED_HINT,
+    PROBES,
+    UNCONFINED_HINT,
     Sandbox,
-    _probe,
-    _require_command,
+    probe_failure,
+    require_command,
 )
 from bugbout_tui.infra.sandbox.confinement import (
-    _TEMP_VARIABLES,
+    TEMP_VARIABLES,
     Confinement,
-    _credential_paths,
-    _existing,
-    _hidden_paths,
-    _inside_any,
-    _network_paths,
-    _outermost,
-    _program_grants,
-    _resolve,
-    _unique,
+    credential_paths,
+    existing,
+    hidden_paths,
+    inside_any,
+    network_paths,
+    outermost,
+    program_grants,
+    resolve,
+    unique,
 )
 
 
@@ -40,7 +40,7 @@ class SeatbeltSandbox(Sandbox):
     executable = "/usr/bin/sandbox-exec"
 
     def wrap(self, argv: Sequence[str], confinement: Confinement, *, cwd: Path) -> list[str]:
-        _require_command(argv)
+        require_command(argv)
         return [self.executable, "-p", self.profile(confinement, cwd=cwd, argv=argv), *argv]
 
     def profile(self, confinement: Confinement, *, cwd: Path, argv: Sequence[str] = ()) -> str:
@@ -50,35 +50,33 @@ class SeatbeltSandbox(Sandbox):
         the temp dirs, the grants and the program's installation (`argv`), and reading
         the metadata of each directory on the way to them, which resolving a path needs.
         """
-        workdir = _resolve(cwd, cwd)
-        writable = _existing(confinement.writable, workdir, "write to")
-        readable = _existing(confinement.readable, workdir, "read")
+        workdir = resolve(cwd, cwd)
+        writable = existing(confinement.writable, workdir, "write to")
+        readable = existing(confinement.readable, workdir, "read")
         temp = [Path("/private/tmp"), Path("/private/var/tmp"), Path("/private/var/folders")]
-        temp += [
-            _resolve(Path(v), workdir) for k in _TEMP_VARIABLES if (v := confinement.env.get(k))
-        ]
+        temp += [resolve(Path(v), workdir) for k in TEMP_VARIABLES if (v := confinement.env.get(k))]
         stores = [
             s
-            for s in [*_credential_paths(confinement.env), *_hidden_paths(confinement)]
-            if not _inside_any(s, writable)
+            for s in [*credential_paths(confinement.env), *hidden_paths(confinement)]
+            if not inside_any(s, writable)
         ]
 
         lines = ["(version 1)", "(allow default)"]
         if confinement.view == "minimal":
-            granted = _unique(
+            granted = unique(
                 [
                     *map(Path, _SEATBELT_SYSTEM),
                     *temp,
                     *writable,
                     *readable,
                     workdir,
-                    *_program_grants(argv, confinement, stores),
-                    *(_network_paths(confinement.env) if confinement.network else []),
+                    *program_grants(argv, confinement, stores),
+                    *(network_paths(confinement.env) if confinement.network else []),
                 ]
             )
-            lines += _seatbelt_reads(_outermost(granted))
+            lines += _seatbelt_reads(outermost(granted))
         lines += ["(deny file-write*)", "(allow file-write*"]
-        lines += [f"    (subpath {_sbpl_string(str(p))})" for p in _unique([*temp, *writable])]
+        lines += [f"    (subpath {_sbpl_string(str(p))})" for p in unique([*temp, *writable])]
         lines += [f"    (literal {_sbpl_string(device)})" for device in _SEATBELT_DEVICES]
         lines += [f'    (regex #"{pattern}")' for pattern in _SEATBELT_DEVICE_PATTERNS]
         lines.append(")")
@@ -86,12 +84,12 @@ class SeatbeltSandbox(Sandbox):
             lines.append("(deny file-read* file-write*")
             lines += [f"    (subpath {_sbpl_string(str(s))})" for s in stores]
             lines.append(")")
-            reopened = [w for w in writable if _inside_any(w, stores)]
+            reopened = [w for w in writable if inside_any(w, stores)]
             if reopened:
                 lines.append("(allow file-read* file-write*")
                 lines += [f"    (subpath {_sbpl_string(str(w))})" for w in reopened]
                 lines.append(")")
-            shown = [r for r in readable if _inside_any(r, stores)]
+            shown = [r for r in readable if inside_any(r, stores)]
             if shown:
                 lines.append("(allow file-read*")
                 lines += [f"    (subpath {_sbpl_string(str(r))})" for r in shown]
@@ -105,25 +103,25 @@ class SeatbeltSandbox(Sandbox):
             raise BugboutError(
                 f"The seatbelt sandbox is part of macOS and cannot run on {sys.platform}.",
                 hint='On Linux use sandbox = "bubblewrap" (or "auto") under [run] in '
-                "bugbout.toml. " + _UNCONFINED_HINT,
+                "bugbout.toml. " + UNCONFINED_HINT,
             )
         if not Path(self.executable).exists():
             raise ToolMissingError(
                 f"{self.executable} is missing, and bugbout needs it to confine tests and "
                 "agents on macOS.",
                 hint="It ships with macOS, so the system installation is damaged. "
-                + _UNCONFINED_HINT,
+                + UNCONFINED_HINT,
             )
-        if self.executable not in _PROBES:
+        if self.executable not in PROBES:
             probe = self.wrap(["/usr/bin/true"], Confinement(writable=()), cwd=Path("/"))
-            _PROBES[self.executable] = _probe(probe)
-        failure = _PROBES[self.executable]
+            PROBES[self.executable] = probe_failure(probe)
+        failure = PROBES[self.executable]
         if failure is not None:
             raise BugboutError(
                 f"sandbox-exec cannot confine processes here: {failure}",
                 hint="This happens when bugbout itself already runs inside a macOS sandbox "
                 "(some terminals and IDEs start one); run it from a plain Terminal. "
-                + _UNCONFINED_HINT,
+                + UNCONFINED_HINT,
             )
 
 
@@ -168,7 +166,7 @@ def _seatbelt_reads(granted: Sequence[Path]) -> list[str]:
     above = [parent for path in granted for parent in reversed(path.parents)]
     links = [Path(link) for link in _SEATBELT_LINKS]
     lines = ["(deny file-read*)", "(allow file-read-metadata"]
-    lines += [f"    (literal {_sbpl_string(str(p))})" for p in _unique([*above, *links])]
+    lines += [f"    (literal {_sbpl_string(str(p))})" for p in unique([*above, *links])]
     lines += [")", "(allow file-read*"]
     lines += [f"    (subpath {_sbpl_string(str(p))})" for p in granted]
     lines.append(")")

@@ -7,7 +7,7 @@ import sys
 from pydantic import BaseModel, ConfigDict
 
 from bugbout_tui.core.errors import BugboutError, UsageError
-from bugbout_tui.infra.sandbox.backend import _UNCONFINED_HINT, NoSandbox, Sandbox
+from bugbout_tui.infra.sandbox.backend import UNCONFINED_HINT, NoSandbox, Sandbox
 from bugbout_tui.infra.sandbox.bubblewrap import BubblewrapSandbox
 from bugbout_tui.infra.sandbox.seatbelt import SeatbeltSandbox
 
@@ -96,7 +96,7 @@ def _select_automatically() -> Sandbox:
         raise BugboutError(
             f'sandbox = "auto" knows no sandbox for {sys.platform}: bugbout confines '
             "processes with bubblewrap on Linux and seatbelt on macOS.",
-            hint=_UNCONFINED_HINT,
+            hint=UNCONFINED_HINT,
         )
     try:
         candidate.check()
