@@ -42,6 +42,17 @@ class Sandbox(ABC):
     def check(self) -> None:
         """Raise `BugboutError`, with the fix as its hint, when this backend cannot run here."""
 
+    def trial_failure(self, program: str, true: str) -> str | None:
+        """Why `true`, confined by this backend's `program`, fails here, or None.
+
+        Tried once per sandbox program per process: a failing host fails every run the
+        same way.
+        """
+        if program not in _TRIALS:
+            argv = self.wrap([true], Confinement(writable=()), cwd=Path("/"))
+            _TRIALS[program] = _trial_run(argv)
+        return _TRIALS[program]
+
 
 class NoSandbox(Sandbox):
     """Runs processes as they are, for users who opt out with `sandbox = "none"`."""
@@ -56,11 +67,10 @@ class NoSandbox(Sandbox):
         return None
 
 
-# One probe per sandbox program per process: a failing host fails every run the same way.
-PROBES: dict[str, str | None] = {}
+_TRIALS: dict[str, str | None] = {}
 
 
-def probe_failure(argv: list[str]) -> str | None:
+def _trial_run(argv: list[str]) -> str | None:
     """Why `argv` (a sandboxed `true`) fails, or None when it succeeds."""
     try:
         result = subprocess.run(

@@ -9,10 +9,8 @@ from pathlib import Path
 
 from bugbout_tui.core.errors import BugboutError, ToolMissingError
 from bugbout_tui.infra.sandbox.backend import (
-    PROBES,
     UNCONFINED_HINT,
     Sandbox,
-    probe_failure,
     require_command,
 )
 from bugbout_tui.infra.sandbox.confinement import (
@@ -95,10 +93,7 @@ class BubblewrapSandbox(Sandbox):
 
     def check(self) -> None:
         bwrap = self.executable()
-        if bwrap not in PROBES:
-            probe = self.wrap(["true"], Confinement(writable=()), cwd=Path("/"))
-            PROBES[bwrap] = probe_failure(probe)
-        failure = PROBES[bwrap]
+        failure = self.trial_failure(bwrap, "true")
         if failure is not None:
             raise BugboutError(
                 f"bubblewrap cannot create a sandbox on this machine: {failure}",

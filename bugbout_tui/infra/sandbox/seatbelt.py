@@ -8,10 +8,8 @@ from pathlib import Path
 
 from bugbout_tui.core.errors import BugboutError, ToolMissingError
 from bugbout_tui.infra.sandbox.backend import (
-    PROBES,
     UNCONFINED_HINT,
     Sandbox,
-    probe_failure,
     require_command,
 )
 from bugbout_tui.infra.sandbox.confinement import (
@@ -112,10 +110,7 @@ class SeatbeltSandbox(Sandbox):
                 hint="It ships with macOS, so the system installation is damaged. "
                 + UNCONFINED_HINT,
             )
-        if self.executable not in PROBES:
-            probe = self.wrap(["/usr/bin/true"], Confinement(writable=()), cwd=Path("/"))
-            PROBES[self.executable] = probe_failure(probe)
-        failure = PROBES[self.executable]
+        failure = self.trial_failure(self.executable, "/usr/bin/true")
         if failure is not None:
             raise BugboutError(
                 f"sandbox-exec cannot confine processes here: {failure}",
