@@ -63,7 +63,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from bugbout_tui.core.errors import BugboutError, ToolMissingError, UsageError
+from bugbout_tui.core.errors import BugboutError, UsageError
 from bugbout_tui.core.fs import write_atomic
 from bugbout_tui.core.patch import (
     MAX_PATCH_BYTES,
@@ -75,7 +75,7 @@ from bugbout_tui.core.patch import (
     split_path,
 )
 from bugbout_tui.infra import handover
-from bugbout_tui.infra.git import GitError
+from bugbout_tui.infra.git import GitError, hermetic_argv, hermetic_env, run_hermetic_git
 from bugbout_tui.infra.handover import Handover
 from bugbout_tui.infra.trees import pristine_tree
 
@@ -117,20 +117,6 @@ JUNK_PATTERNS = (
 A directory holding `pyvenv.cfg` is a virtualenv whatever its name, and is left out too.
 """
 
-_SETTINGS = (
-    "core.quotepath=off",
-    "core.autocrlf=false",
-    "core.fileMode=true",
-    "core.symlinks=true",
-    "core.trustctime=true",
-    "core.checkStat=default",
-    "core.fsmonitor=false",
-    "core.untrackedCache=false",
-    "core.safecrlf=false",
-    f"core.excludesFile={os.devnull}",
-    f"core.attributesFile={os.devnull}",
-    "gc.auto=0",
-)
 _EXACT_BYTES = "* -text -filter -ident -working-tree-encoding !eol\n"
 """Our attributes win over the project's: a patch records bytes exactly as they are."""
 
@@ -146,7 +132,6 @@ _DIFF_OPTIONS = (
     "--dst-prefix=b/",
 )
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_GIT_INSTALL_HINT = "Install git with your package manager, e.g. `apt-get install git`."
 _SYMLINK_MODE = 0o120000
 _GITLINK_MODE = 0o160000
 _DELETED_ALL = "every file of the working copy was deleted"
@@ -169,67 +154,6 @@ class WorkingCopy(BaseModel):
     """How many files the agent was handed."""
 
 
-# --- running git ---------------------------------------------------------------------------
-
-
-def _env(
-    git_dir: Path | None = None,
-    work_tree: Path | None = None,
-    index: Path | None = None,
-    *,
-    objects: Path | None = None,
-) -> dict[str, str]:
-    """An environment no user setting can reach: every inherited `GIT_*` variable dropped."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        LC_ALL="C",
-        LANGUAGE="C",
-        GIT_CONFIG_GLOBAL=os.devnull,
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_ATTR_NOSYSTEM="1",
-        GIT_TERMINAL_PROMPT="0",
-        GIT_LITERAL_PATHSPECS="1",
-        GIT_OPTIONAL_LOCKS="0",
-        GIT_NO_REPLACE_OBJECTS="1",
-    )
-    if git_dir is not None:
-        env["GIT_DIR"] = str(git_dir)
-    if work_tree is not None:
-        env["GIT_WORK_TREE"] = str(work_tree)
-    if index is not None:
-        env["GIT_INDEX_FILE"] = str(index)
-    if objects is not None:
-        env["GIT_OBJECT_DIRECTORY"] = str(objects)
-    return env
-
-
-def _argv(*args: str) -> list[str]:
-    argv = ["git"]
-    for setting in _SETTINGS:
-        argv += ["-c", setting]
-    return [*argv, *args]
-
-
-def _git(*args: str, env: dict[str, str], cwd: Path, input: bytes | None = None) -> bytes:
-    """Run git to completion; a failure raises `GitError` carrying git's own words."""
-    try:
-        proc = subprocess.run(
-            _argv(*args),
-            input=input,
-            stdin=subprocess.DEVNULL if input is None else None,
-            capture_output=True,
-            env=env,
-            cwd=cwd,
-            check=False,
-        )
-    except FileNotFoundError as exc:
-        raise ToolMissingError("git is not installed.", hint=_GIT_INSTALL_HINT) from exc
-    if proc.returncode != 0:
-        text = proc.stderr.decode("utf-8", "replace").strip()
-        raise GitError(f"git {args[0]} failed: {text or 'no message'}", stderr=text)
-    return proc.stdout
-
-
 @dataclass(frozen=True)
 class _Source:
     commit: str
@@ -241,7 +165,7 @@ def _resolve(repo: Path, base_commit: str) -> _Source:
     if not base_commit or base_commit.startswith("-"):
         raise UsageError(f"{base_commit!r} is not a commit.")
     try:
-        out = _git(
+        out = run_hermetic_git(
             "rev-parse",
             "--path-format=absolute",
             "--git-path",
@@ -249,7 +173,7 @@ def _resolve(repo: Path, base_commit: str) -> _Source:
             "--show-object-format",
             "--verify",
             f"{base_commit}^{{commit}}",
-            env=_env(),
+            env=hermetic_env(),
             cwd=repo,
         )
     except GitError as exc:
@@ -329,12 +253,12 @@ def _commit_cache(pristine: Path, source: _Source) -> _CommitCache:
         return cache
     staging = Path(tempfile.mkdtemp(dir=pristine.parent, prefix=f".{pristine.name}.git."))
     try:
-        _git(*_init_args(staging, source), env=_env(), cwd=pristine.parent)
+        run_hermetic_git(*_init_args(staging, source), env=hermetic_env(), cwd=pristine.parent)
         _init_git_dir(staging, [source.objects])
-        env = _env(staging, pristine, staging / "index")
-        _git("read-tree", source.commit, env=env, cwd=pristine)
-        _git("add", "--all", "--force", env=env, cwd=pristine)
-        listing = _git("ls-files", "--stage", "-z", env=env, cwd=pristine)
+        env = hermetic_env(staging, pristine, staging / "index")
+        run_hermetic_git("read-tree", source.commit, env=env, cwd=pristine)
+        run_hermetic_git("add", "--all", "--force", env=env, cwd=pristine)
+        listing = run_hermetic_git("ls-files", "--stage", "-z", env=env, cwd=pristine)
         write_atomic(staging / "manifest", listing)
         try:
             os.rename(staging, cache.root)
@@ -524,8 +448,8 @@ def prepare_working_copy(
             copier = _start_copy(pristine, dest)
         cache = _commit_cache(pristine, source)
         init = subprocess.Popen(
-            _argv(*_init_args(git_dir, source)),
-            env=_env(),
+            hermetic_argv(*_init_args(git_dir, source)),
+            env=hermetic_env(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -536,8 +460,8 @@ def prepare_working_copy(
         kept = _write_baseline(source, cache, entries, dest, git_dir, hidden_paths)
         baseline = cache.baseline(hidden_paths)
         if baseline is None:
-            env = _env(git_dir, dest, objects=cache.objects)
-            baseline = _git("write-tree", env=env, cwd=dest).decode().strip()
+            env = hermetic_env(git_dir, dest, objects=cache.objects)
+            baseline = run_hermetic_git("write-tree", env=env, cwd=dest).decode().strip()
             cache.remember_baseline(hidden_paths, baseline)
     except BaseException:
         for proc in (copier, init):
@@ -693,7 +617,7 @@ class _Status:
 
 
 def _status(env: dict[str, str], cwd: Path) -> _Status:
-    out = _git(
+    out = run_hermetic_git(
         "status",
         "--porcelain=v2",
         "-z",
@@ -865,7 +789,7 @@ def _update_index(env: dict[str, str], cwd: Path, changes: Sequence[_Change]) ->
     add = [change.path for change in changes if change.letter != "D"]
     for options, paths in ((["--force-remove"], remove), (["--add", "--replace"], add)):
         if paths:
-            _git(
+            run_hermetic_git(
                 "update-index",
                 "-z",
                 *options,
@@ -974,12 +898,12 @@ def _diff(wc: WorkingCopy, gone: bool, paths: Sequence[bytes] = (), *extra: str)
     if gone:
         empty = hashlib.new(_hash_name(wc.baseline_tree), b"tree 0\0").hexdigest()
         args = ["diff-tree", "-r", *_DIFF_OPTIONS, *extra, wc.baseline_tree, empty]
-        env, cwd = _env(wc.git_dir), wc.git_dir
+        env, cwd = hermetic_env(wc.git_dir), wc.git_dir
     else:
         args = ["diff-index", "--cached", *_DIFF_OPTIONS, *extra, wc.baseline_tree]
-        env, cwd = _env(wc.git_dir, wc.path), wc.path
+        env, cwd = hermetic_env(wc.git_dir, wc.path), wc.path
     pathspec = [os.fsdecode(p) for p in paths]
-    return _parse_diff(_git(*args, "--", *pathspec, env=env, cwd=cwd))
+    return _parse_diff(run_hermetic_git(*args, "--", *pathspec, env=env, cwd=cwd))
 
 
 def _attribute_pattern(path: bytes) -> bytes:
@@ -1041,7 +965,7 @@ def harvest(
     except FileNotFoundError:
         gone = True
     notes: list[str] = []
-    env = _env(wc.git_dir, wc.path)
+    env = hermetic_env(wc.git_dir, wc.path)
     if gone:
         notes.append("the working copy was deleted or replaced, so every file counts as deleted")
         survey = _Survey([_Change(path, "D", file.size) for path, file in handed.files.items()])
@@ -1164,10 +1088,12 @@ def apply_patch(tree: Path, diff: str) -> None:
     tree = Path(os.path.abspath(tree))
     if not tree.is_dir():
         raise BugboutError(f"Cannot apply a patch to {tree}: it is not a directory.")
-    env = _env()
+    env = hermetic_env()
     env["GIT_CEILING_DIRECTORIES"] = str(tree.parent)
     try:
-        _git("apply", "--whitespace=nowarn", "-", env=env, cwd=tree, input=diff.encode())
+        run_hermetic_git(
+            "apply", "--whitespace=nowarn", "-", env=env, cwd=tree, input=diff.encode()
+        )
     except GitError as exc:
         failed = []
         for match in _APPLY_FAILURE.finditer(exc.stderr):
