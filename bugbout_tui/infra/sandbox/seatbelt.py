@@ -7,11 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bugbout_tui.core.errors import BugboutError, ToolMissingError
-from bugbout_tui.infra.sandbox.backend import (
-    UNCONFINED_HINT,
-    Sandbox,
-    require_command,
-)
+from bugbout_tui.infra.sandbox.backend import UNCONFINED_HINT, Sandbox, require_command
 from bugbout_tui.infra.sandbox.confinement import (
     TEMP_VARIABLES,
     Confinement,

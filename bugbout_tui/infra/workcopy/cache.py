@@ -16,20 +16,20 @@ from pathlib import Path
 from bugbout_tui.core.errors import BugboutError, UsageError
 from bugbout_tui.core.fs import write_atomic
 from bugbout_tui.infra.git import GitError, hermetic_env, run_hermetic_git
-from bugbout_tui.infra.workcopy.index import _Entry
+from bugbout_tui.infra.workcopy.index import Entry
 
 _EXACT_BYTES = "* -text -filter -ident -working-tree-encoding !eol\n"
 """Our attributes win over the project's: a patch records bytes exactly as they are."""
 
 
 @dataclass(frozen=True)
-class _Source:
+class Source:
     commit: str
     objects: Path
     object_format: str
 
 
-def _resolve(repo: Path, base_commit: str) -> _Source:
+def resolve_commit(repo: Path, base_commit: str) -> Source:
     if not base_commit or base_commit.startswith("-"):
         raise UsageError(f"{base_commit!r} is not a commit.")
     try:
@@ -49,13 +49,13 @@ def _resolve(repo: Path, base_commit: str) -> _Source:
             f"Cannot check out {base_commit} from {repo}: {exc.stderr or 'not a commit'}"
         ) from exc
     objects, object_format, commit = os.fsdecode(out).splitlines()
-    return _Source(commit, Path(objects), object_format)
+    return Source(commit, Path(objects), object_format)
 
 
 _MANIFEST_LINE = re.compile(rb"([0-7]+) ([0-9a-f]+) [0-3]\t([^\0]*)\0")
 
 
-def _init_git_dir(git_dir: Path, alternates: Iterable[Path]) -> None:
+def init_git_dir(git_dir: Path, alternates: Iterable[Path]) -> None:
     """Make `git_dir` usable: alternates to the repository's objects, exact-bytes attributes.
 
     Objects are borrowed through `objects/info/alternates`, never copied, so a git dir
@@ -68,13 +68,13 @@ def _init_git_dir(git_dir: Path, alternates: Iterable[Path]) -> None:
     (git_dir / "info" / "attributes").write_text(_EXACT_BYTES)
 
 
-def _init_args(git_dir: Path, source: _Source) -> tuple[str, ...]:
+def init_args(git_dir: Path, source: Source) -> tuple[str, ...]:
     object_format = f"--object-format={source.object_format}"
     return ("init", "--quiet", "--bare", "--template=", object_format, str(git_dir))
 
 
 @dataclass(frozen=True)
-class _CommitCache:
+class CommitCache:
     """What every working copy of one commit shares, kept beside its pristine tree.
 
     A git dir of its own holds the manifest (every pristine file with its mode and blob
@@ -89,7 +89,7 @@ class _CommitCache:
     def objects(self) -> Path:
         return self.root / "objects"
 
-    def entries(self) -> list[_Entry]:
+    def entries(self) -> list[Entry]:
         data = (self.root / "manifest").read_bytes()
         return [
             (path, int(mode, 8), bytes.fromhex(oid.decode()))
@@ -110,14 +110,14 @@ class _CommitCache:
         write_atomic(self._baseline_file(hidden), tree + "\n")
 
 
-def _commit_cache(pristine: Path, source: _Source) -> _CommitCache:
-    cache = _CommitCache(pristine.parent / f"{pristine.name}.git")
+def commit_cache(pristine: Path, source: Source) -> CommitCache:
+    cache = CommitCache(pristine.parent / f"{pristine.name}.git")
     if (cache.root / "manifest").is_file():
         return cache
     staging = Path(tempfile.mkdtemp(dir=pristine.parent, prefix=f".{pristine.name}.git."))
     try:
-        run_hermetic_git(*_init_args(staging, source), env=hermetic_env(), cwd=pristine.parent)
-        _init_git_dir(staging, [source.objects])
+        run_hermetic_git(*init_args(staging, source), env=hermetic_env(), cwd=pristine.parent)
+        init_git_dir(staging, [source.objects])
         env = hermetic_env(staging, pristine, staging / "index")
         run_hermetic_git("read-tree", source.commit, env=env, cwd=pristine)
         run_hermetic_git("add", "--all", "--force", env=env, cwd=pristine)

@@ -11,15 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bugbout_tui.core.errors import BugboutError
-from bugbout_tui.core.patch import (
-    ChangeStatus,
-    FileChange,
-    Part,
-    Patch,
-    split_path,
-)
+from bugbout_tui.core.patch import ChangeStatus, FileChange, Part, Patch, split_path
 from bugbout_tui.infra.git import hermetic_env, run_hermetic_git
-from bugbout_tui.infra.workcopy.index import _hash_name
+from bugbout_tui.infra.workcopy.index import hash_name_of
 from bugbout_tui.infra.workcopy.model import WorkingCopy
 
 _DIFF_OPTIONS = (
@@ -58,9 +52,11 @@ _STATUSES: dict[str, ChangeStatus] = {
 }
 
 
-def _diff(wc: WorkingCopy, gone: bool, paths: Sequence[bytes] = (), *extra: str) -> list[_Pair]:
+def diff_pairs(
+    wc: WorkingCopy, gone: bool, paths: Sequence[bytes] = (), *extra: str
+) -> list[_Pair]:
     if gone:
-        empty = hashlib.new(_hash_name(wc.baseline_tree), b"tree 0\0").hexdigest()
+        empty = hashlib.new(hash_name_of(wc.baseline_tree), b"tree 0\0").hexdigest()
         args = ["diff-tree", "-r", *_DIFF_OPTIONS, *extra, wc.baseline_tree, empty]
         env, cwd = hermetic_env(wc.git_dir), wc.git_dir
     else:
@@ -105,7 +101,7 @@ def _parse_diff(out: bytes) -> list[_Pair]:
     return pairs
 
 
-def _redo_odd_pairs(
+def redo_odd_pairs(
     wc: WorkingCopy, gone: bool, pairs: list[_Pair], layout: tuple[str, str]
 ) -> list[_Pair]:
     """Diff again the pairs that cannot be stored as they are.
@@ -135,7 +131,7 @@ def _redo_odd_pairs(
         )
         with (wc.git_dir / "info" / "attributes").open("ab") as handle:
             handle.write(binary)
-    again = _diff(wc, gone, paths, "--no-renames")
+    again = diff_pairs(wc, gone, paths, "--no-renames")
     return [p for p in pairs if id(p) not in redo] + again
 
 
@@ -159,7 +155,7 @@ def _part(path: bytes, layout: tuple[str, str]) -> Part:
     return split_path(path.decode(), *layout)
 
 
-def _assemble(pairs: list[_Pair], layout: tuple[str, str], notes: list[str]) -> Patch:
+def assemble_patch(pairs: list[_Pair], layout: tuple[str, str], notes: list[str]) -> Patch:
     texts: dict[Part, list[str]] = {"source": [], "tests": [], "other": []}
     files = []
     for pair in sorted(pairs, key=lambda p: p.path):

@@ -9,17 +9,13 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from bugbout_tui.core.patch import (
-    MAX_PATCH_BYTES,
-    MAX_PATCH_FILES,
-    Patch,
-)
+from bugbout_tui.core.patch import MAX_PATCH_BYTES, MAX_PATCH_FILES, Patch
 from bugbout_tui.infra.git import hermetic_env, run_hermetic_git
 from bugbout_tui.infra.handover import Handover
-from bugbout_tui.infra.workcopy.diff import _assemble, _diff, _redo_odd_pairs
-from bugbout_tui.infra.workcopy.index import _hash_name, _smudge
+from bugbout_tui.infra.workcopy.diff import assemble_patch, diff_pairs, redo_odd_pairs
+from bugbout_tui.infra.workcopy.index import hash_name_of, smudge
 from bugbout_tui.infra.workcopy.model import WorkingCopy
-from bugbout_tui.infra.workcopy.survey import _Change, _human, _Survey, _survey
+from bugbout_tui.infra.workcopy.survey import Change, Survey, human_size, survey_changes
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
 """A single file larger than this is left out of a patch, with a note."""
@@ -62,10 +58,10 @@ def harvest(
     env = hermetic_env(wc.git_dir, wc.path)
     if gone:
         notes.append("the working copy was deleted or replaced, so every file counts as deleted")
-        survey = _Survey([_Change(path, "D", file.size) for path, file in handed.files.items()])
+        survey = Survey([Change(path, "D", file.size) for path, file in handed.files.items()])
     else:
-        _smudge(wc.git_dir / "index", handed.touched(wc.path), _hash_name(wc.base_commit))
-        survey = _survey(wc, env, handed, limit, layout)
+        smudge(wc.git_dir / "index", handed.touched(wc.path), hash_name_of(wc.base_commit))
+        survey = survey_changes(wc, env, handed, limit, layout)
     oversized = _over_caps(survey.changes, max_files, max_bytes)
     if oversized is not None:
         summary = _summary(survey.changes)
@@ -73,7 +69,7 @@ def harvest(
     if not gone:
         _update_index(env, wc.path, survey.changes)
     pairs = []
-    for pair in _diff(wc, gone, (), "-M"):
+    for pair in diff_pairs(wc, gone, (), "-M"):
         try:
             for name in (pair.path, pair.old_path or b""):
                 name.decode("utf-8")
@@ -82,14 +78,14 @@ def harvest(
             continue
         pairs.append(pair)
     notes += _left_out(survey.left_out)
-    patch = _assemble(_redo_odd_pairs(wc, gone, pairs, layout), layout, notes)
+    patch = assemble_patch(redo_odd_pairs(wc, gone, pairs, layout), layout, notes)
     deleted = sum(1 for change in patch.files if change.status == "deleted")
     if not gone and wc.files and deleted == wc.files:
         patch.notes.append(_DELETED_ALL)
     return patch
 
 
-def _update_index(env: dict[str, str], cwd: Path, changes: Sequence[_Change]) -> None:
+def _update_index(env: dict[str, str], cwd: Path, changes: Sequence[Change]) -> None:
     """Record the surveyed changes in the index: git hashes the files it adds, only those."""
     remove = [change.path for change in changes if change.letter == "D"]
     add = [change.path for change in changes if change.letter != "D"]
@@ -106,7 +102,7 @@ def _update_index(env: dict[str, str], cwd: Path, changes: Sequence[_Change]) ->
             )
 
 
-def _over_caps(changes: Sequence[_Change], max_files: int, max_bytes: int) -> str | None:
+def _over_caps(changes: Sequence[Change], max_files: int, max_bytes: int) -> str | None:
     """Which cap the changes pass and by how much; None within both."""
     count = len(changes)
     weight = sum(change.weight for change in changes)
@@ -115,22 +111,22 @@ def _over_caps(changes: Sequence[_Change], max_files: int, max_bytes: int) -> st
         over.append(f"{count:,} changed files, {count - max_files:,} over the cap of {max_files:,}")
     if weight > max_bytes:
         over.append(
-            f"{_human(weight)} of changed files, {_human(weight - max_bytes)} over the cap of "
-            f"{_human(max_bytes)}"
+            f"{human_size(weight)} of changed files, {human_size(weight - max_bytes)} over the "
+            f"cap of {human_size(max_bytes)}"
         )
     return "; ".join(over) or None
 
 
-def _summary(changes: Sequence[_Change]) -> list[str]:
+def _summary(changes: Sequence[Change]) -> list[str]:
     """A few lines on a patch too large to keep: its counts and its largest files."""
     letters = Counter(change.letter for change in changes)
     weight = sum(change.weight for change in changes)
     largest = heapq.nlargest(LARGEST_LISTED, changes, key=lambda change: change.weight)
     return [
         f"not kept: {len(changes):,} changed files ({letters['A']:,} new, "
-        f"{letters['M']:,} modified, {letters['D']:,} deleted), {_human(weight)} in all",
+        f"{letters['M']:,} modified, {letters['D']:,} deleted), {human_size(weight)} in all",
         "largest: "
-        + ", ".join(f"{_shown(change.path)} ({_human(change.weight)})" for change in largest),
+        + ", ".join(f"{_shown(change.path)} ({human_size(change.weight)})" for change in largest),
     ]
 
 

@@ -15,12 +15,12 @@ from pathlib import Path
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.infra import handover
 
-_Entry = tuple[bytes, int, bytes]
+Entry = tuple[bytes, int, bytes]
 """A manifest line: path, mode, raw object id."""
 _INDEX_STAT = struct.Struct(">10I")
 
 
-def _write_index(index: Path, root: Path, entries: Sequence[_Entry], hash_name: str) -> list[bytes]:
+def write_index(index: Path, root: Path, entries: Sequence[Entry], hash_name: str) -> list[bytes]:
     """Write a version 2 git index (gitformat-index) whose stat data is the copy's own,
     and return the same `lstat`s at full precision, as lines of the handover record.
 
@@ -64,7 +64,7 @@ def _write_index(index: Path, root: Path, entries: Sequence[_Entry], hash_name: 
     return handed
 
 
-def _smudge(index: Path, paths: Iterable[bytes], hash_name: str) -> None:
+def smudge(index: Path, paths: Iterable[bytes], hash_name: str) -> None:
     """Zero the times of these entries of the index, keeping the rest of their stat data.
 
     Git then cannot take such a file as unchanged from its `lstat`: one whose size still
@@ -96,5 +96,5 @@ def _smudge(index: Path, paths: Iterable[bytes], hash_name: str) -> None:
     index.write_bytes(data)
 
 
-def _hash_name(object_id: str) -> str:
+def hash_name_of(object_id: str) -> str:
     return "sha1" if len(object_id) == 40 else "sha256"

@@ -42,7 +42,7 @@ def is_junk(path: str) -> bool:
     directory = path.endswith("/")
     parts = path.rstrip("/").split("/")
     return any(
-        _junk_name(part, directory or position < len(parts) - 1)
+        junk_name(part, directory or position < len(parts) - 1)
         for position, part in enumerate(parts)
     )
 
@@ -53,6 +53,6 @@ _JUNK_DIRECTORY = re.compile("|".join(translate(p.removesuffix("/")) for p in JU
 file patterns match as well), so a name is matched once, not once per pattern."""
 
 
-def _junk_name(name: str, directory: bool) -> bool:
+def junk_name(name: str, directory: bool) -> bool:
     """Whether one name, of a directory or of a file, matches `JUNK_PATTERNS`."""
     return (_JUNK_DIRECTORY if directory else _JUNK_FILE).match(name) is not None

@@ -20,14 +20,14 @@ from bugbout_tui.infra.git import hermetic_argv, hermetic_env, run_hermetic_git
 from bugbout_tui.infra.handover import Handover
 from bugbout_tui.infra.trees import pristine_tree
 from bugbout_tui.infra.workcopy.cache import (
-    _commit_cache,
-    _CommitCache,
-    _init_args,
-    _init_git_dir,
-    _resolve,
-    _Source,
+    CommitCache,
+    Source,
+    commit_cache,
+    init_args,
+    init_git_dir,
+    resolve_commit,
 )
-from bugbout_tui.infra.workcopy.index import _Entry, _hash_name, _write_index
+from bugbout_tui.infra.workcopy.index import Entry, hash_name_of, write_index
 from bugbout_tui.infra.workcopy.junk import JUNK_PATTERNS
 from bugbout_tui.infra.workcopy.model import WorkingCopy
 
@@ -76,14 +76,14 @@ def prepare_working_copy(
             # runs while the commit is checked and the git dir is made.
             pristine = _pristine(repo, base_commit, home)
             copier = _start_copy(pristine, dest)
-            source = _resolve(repo, base_commit)
+            source = resolve_commit(repo, base_commit)
         else:
-            source = _resolve(repo, base_commit)
+            source = resolve_commit(repo, base_commit)
             pristine = _pristine(repo, source.commit, home)
             copier = _start_copy(pristine, dest)
-        cache = _commit_cache(pristine, source)
+        cache = commit_cache(pristine, source)
         init = subprocess.Popen(
-            hermetic_argv(*_init_args(git_dir, source)),
+            hermetic_argv(*init_args(git_dir, source)),
             env=hermetic_env(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -216,9 +216,9 @@ def _finish(proc: subprocess.Popen[bytes] | None, name: str, dest: Path) -> None
 
 
 def _write_baseline(
-    source: _Source,
-    cache: _CommitCache,
-    entries: Sequence[_Entry],
+    source: Source,
+    cache: CommitCache,
+    entries: Sequence[Entry],
     dest: Path,
     git_dir: Path,
     hidden: Sequence[str],
@@ -226,12 +226,12 @@ def _write_baseline(
     """Hide the fix's tests, then record what the agent is handed: as the git dir's index,
     and at full precision beside it (`handover`), with the copy's clock read last."""
     _remove_hidden(dest, hidden)
-    _init_git_dir(git_dir, [source.objects, cache.objects])
+    init_git_dir(git_dir, [source.objects, cache.objects])
     (git_dir / "info" / "exclude").write_text("".join(f"{p}\n" for p in JUNK_PATTERNS))
     (git_dir / "HEAD").write_text(source.commit + "\n")
     hidden_bytes = [h.encode() for h in hidden]
     kept = [e for e in entries if not _is_hidden(e[0], hidden_bytes)]
-    handed = _write_index(git_dir / "index", dest, kept, _hash_name(source.commit))
+    handed = write_index(git_dir / "index", dest, kept, hash_name_of(source.commit))
     clock = handover.clock_reading(dest)
     Handover.write(git_dir, clock, len(source.commit) // 2, handed)
     return len(kept)

@@ -11,18 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from bugbout_tui.core.patch import (
-    split_path,
-)
+from bugbout_tui.core.patch import split_path
 from bugbout_tui.infra.git import run_hermetic_git
 from bugbout_tui.infra.handover import Handover
-from bugbout_tui.infra.workcopy.junk import _junk_name, is_junk
+from bugbout_tui.infra.workcopy.junk import is_junk, junk_name
 from bugbout_tui.infra.workcopy.model import WorkingCopy
 
 _GITLINK_MODE = 0o160000
 
 
-class _Change(NamedTuple):
+class Change(NamedTuple):
     """A path the patch would hold, found before anything is hashed."""
 
     path: bytes
@@ -33,16 +31,16 @@ class _Change(NamedTuple):
 
 
 @dataclass
-class _Survey:
+class Survey:
     """What changed on disk, as `lstat` tells it, and what is left out, with why."""
 
-    changes: list[_Change] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
     left_out: list[tuple[bytes, str]] = field(default_factory=list)
 
 
-def _survey(
+def survey_changes(
     wc: WorkingCopy, env: dict[str, str], handed: Handover, limit: int, layout: tuple[str, str]
-) -> _Survey:
+) -> Survey:
     """Every path the patch would hold, leaving out junk, giants and odd files.
 
     Nothing is hashed and the index is not changed: the caps are decided on this first.
@@ -53,7 +51,7 @@ def _survey(
         for path in found.untracked + found.ignored
         if path.endswith(b"/pyvenv.cfg")
     }
-    survey = _Survey()
+    survey = Survey()
     for path in found.ignored:
         name = os.fsdecode(path)
         junk = _in_any(path, venvs) or is_junk(name)
@@ -64,7 +62,7 @@ def _survey(
         if mode == _GITLINK_MODE:
             survey.left_out.append((path, "a git submodule"))
         elif letter == "D":
-            survey.changes.append(_Change(path, "D", _handed_size(handed, path)))
+            survey.changes.append(Change(path, "D", _handed_size(handed, path)))
         else:
             candidates.append((path, True))
     candidates += [(path, False) for path in found.untracked if not _in_any(path, venvs)]
@@ -73,9 +71,9 @@ def _survey(
         action, reason, size = _decide(root + path, tracked, limit)
         before = _handed_size(handed, path) if tracked else 0
         if action == "add":
-            survey.changes.append(_Change(path, "M" if tracked else "A", max(before, size)))
+            survey.changes.append(Change(path, "M" if tracked else "A", max(before, size)))
         elif action == "remove":
-            survey.changes.append(_Change(path, "D", before))
+            survey.changes.append(Change(path, "D", before))
         if reason:
             survey.left_out.append((path, reason))
     skipped = {path.rstrip(b"/") for path in found.untracked + found.ignored if path.endswith(b"/")}
@@ -138,7 +136,7 @@ def _decide(path: bytes, tracked: bool, limit: int) -> tuple[str, str | None, in
         return "add", None, st.st_size  # git stores the link's target text, never follows it
     if stat.S_ISREG(st.st_mode):
         if st.st_size > limit:
-            size, most = _human(st.st_size), _human(limit)
+            size, most = human_size(st.st_size), human_size(limit)
             return "keep", f"{size} is over the {most} limit for harvested files", 0
         if not os.access(path, os.R_OK):
             return "keep", "it cannot be read", 0
@@ -186,13 +184,13 @@ def _special_files(root: bytes, skipped: set[bytes]) -> list[tuple[bytes, str]]:
             for entry in entries:
                 path = folder + entry.name
                 if entry.is_dir(follow_symlinks=False):
-                    junk = entry.name == b".git" or _junk_name(os.fsdecode(entry.name), True)
+                    junk = entry.name == b".git" or junk_name(os.fsdecode(entry.name), True)
                     if not junk and path not in skipped:
                         pending.append(path + b"/")
                 elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
                     with contextlib.suppress(OSError):
                         kind = _special_kind(entry.stat(follow_symlinks=False).st_mode)
-                        if kind is not None and not _junk_name(os.fsdecode(entry.name), False):
+                        if kind is not None and not junk_name(os.fsdecode(entry.name), False):
                             found.append((path, kind))
     return found
 
@@ -201,7 +199,7 @@ def _in_any(path: bytes, directories: set[bytes]) -> bool:
     return any(path.startswith(d + b"/") for d in directories)
 
 
-def _human(size: int) -> str:
+def human_size(size: int) -> str:
     value = float(size)
     for unit in ("B", "KB", "MB", "GB", "TB"):
         if value < 1024 or unit == "TB":
