@@ -1,15 +1,15 @@
-"""Agents' working copies, the patch each one leaves behind, and applying patches to trees.
+"""Agents' working copies and the patch each one leaves behind.
 
 A working copy is the pristine tree of the base commit (`trees.pristine_tree`) copied
 without the fix's test files. It has no `.git`: the git directory that finds the patch lives
 beside the copy, never inside it, so an agent sees neither history nor metadata of ours.
 The patch is what changed on disk; what the agent says it did does not matter.
 
-**The baseline git compares against is an index written here**, from a manifest of the
-pristine tree (path, mode and blob id of every file, hashed once per commit) and the copy's
-own `lstat`. Three properties decided it over the alternatives (`git add -A` of the fresh
-copy, or `read-tree` of the commit and a refresh, both of which hash every file on every
-checkout):
+**The baseline git compares against is an index written by hand** (`index`), from a
+manifest of the pristine tree (path, mode and blob id of every file, hashed once per
+commit) and the copy's own `lstat`. Three properties decided it over the alternatives
+(`git add -A` of the fresh copy, or `read-tree` of the commit and a refresh, both of
+which hash every file on every checkout):
 
 - every file of the commit is in the index, so it counts as tracked: a file the project's
   `.gitignore` would ignore is still seen when the agent edits it (ignore rules only ever
@@ -39,6 +39,10 @@ git stores the target text and never follows them. Pipes, sockets and devices, w
 own walk passes over in silence, are found by a walk of ours (never opened) and named in a
 note. What the patch would hold is surveyed before anything is hashed, so a patch past the
 caps on files or bytes is refused without git reading a file of it.
+
+The jobs live apart: `prepare` makes a copy (with the per-commit `cache`, the `index`
+and the `junk` patterns), `harvest` finds its patch (`survey` of what changed on disk,
+then git's `diff` read into a `Patch`).
 """
 
 from __future__ import annotations
