@@ -29,12 +29,12 @@ from bugbout_tui.engine.testing import (
     tests_dir_at,
     transient_failure,
 )
+from bugbout_tui.infra.apply import apply_patch
 from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.pytest_each import SeparateRun
 from bugbout_tui.infra.pytest_run import TestRun
 from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
-from bugbout_tui.infra.workcopy import apply_patch
 from bugbout_tui.rules.examine import (
     AUTHORS_DIR,
     AuthorSpec,

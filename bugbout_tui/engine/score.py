@@ -23,8 +23,8 @@ from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.events import ErrorRaised, StageProgress
 from bugbout_tui.core.models import Attempt, Oracle, OracleSet, Resolution, ResolutionSet, Task
 from bugbout_tui.engine.testing import PytestStage
+from bugbout_tui.infra.apply import apply_patch
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
-from bugbout_tui.infra.workcopy import apply_patch
 from bugbout_tui.rules.examine import is_test_module
 from bugbout_tui.rules.score import (
     PATCH_DOES_NOT_APPLY,

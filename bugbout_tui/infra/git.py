@@ -1,10 +1,21 @@
-"""Git plumbing: every call to git goes through here, so every call behaves the same.
+"""Git plumbing: every call to git goes through here, in one of two regimes.
 
-git is run with a fixed environment: English messages (`LC_ALL=C`) so that failures can
-be recognised, no pager, and no prompt (`GIT_TERMINAL_PROMPT=0`, SSH in batch mode), so a
-clone that needs a password fails with a message instead of hanging a bout. Variables
-that would point git at another repository (`GIT_DIR`, set when bugbout runs inside a git
-hook) are dropped, so `-C <repo>` always means what it says.
+**The user's repository** (`run_git`, `stream_git`): opening, cloning, fetching and
+reading it run with the user's own git settings, because those are what make git work
+for them: credential helpers, proxies, `url.<base>.insteadOf` rewrites, SSH options,
+`safe.directory`. Only what would make a call misbehave is fixed: English messages
+(`LC_ALL=C`) so that failures can be recognised, no pager, and no prompt
+(`GIT_TERMINAL_PROMPT=0`, SSH in batch mode), so a clone that needs a password fails with
+a message instead of hanging a bout. Variables that would point git at another
+repository (`GIT_DIR`, set when bugbout runs inside a git hook) are dropped, so
+`-C <repo>` always means what it says.
+
+**Scratch trees** (`run_hermetic_git`): the working copies, their git directories and
+the trees patches are applied to are bugbout's own, and nobody's settings may change
+what an agent is handed or what a patch holds. git runs there hermetic: no global or
+system configuration or attributes, no inherited `GIT_*` variable, literal pathspecs, no
+optional locks, no replace objects, and fixed settings for quoting, line endings, modes,
+links and stat checks.
 """
 
 from __future__ import annotations
@@ -40,6 +51,21 @@ _REPOSITORY_VARIABLES = (
     "GIT_PREFIX",
 )
 
+_HERMETIC_SETTINGS = (
+    "core.quotepath=off",
+    "core.autocrlf=false",
+    "core.fileMode=true",
+    "core.symlinks=true",
+    "core.trustctime=true",
+    "core.checkStat=default",
+    "core.fsmonitor=false",
+    "core.untrackedCache=false",
+    "core.safecrlf=false",
+    f"core.excludesFile={os.devnull}",
+    f"core.attributesFile={os.devnull}",
+    "gc.auto=0",
+)
+
 _OBJECT_HEADER = re.compile(rb"^[0-9a-f]{40,64} ([a-z]+) ([0-9]+)$")
 _URL_CREDENTIALS = re.compile(r"(https?://)[^/@\s]+@")
 
@@ -59,13 +85,60 @@ class EmptyRepositoryError(BugboutError):
     """
 
 
-def git_env() -> dict[str, str]:
-    """The environment every git process gets (see the module docstring for why)."""
+def git_env(*, user_config: bool = True) -> dict[str, str]:
+    """The environment of git on the user's repository (see the module docstring for why).
+
+    Without `user_config`, the global and system configuration are left out too: an
+    export of the repository's trees (`git archive`) must give every agent and test the
+    same bytes, whatever `core.autocrlf` or filters the user set.
+    """
     env = {k: v for k, v in os.environ.items() if k not in _REPOSITORY_VARIABLES}
     env.update(LC_ALL="C", LANGUAGE="C", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
     if "GIT_SSH_COMMAND" not in env and "GIT_SSH" not in env:
         env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes"
+    if not user_config:
+        env.update(GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
     return env
+
+
+def hermetic_env(
+    git_dir: Path | None = None,
+    work_tree: Path | None = None,
+    index: Path | None = None,
+    *,
+    objects: Path | None = None,
+) -> dict[str, str]:
+    """The environment of git on a scratch tree, which no user setting can reach: every
+    inherited `GIT_*` variable dropped, and the repository given here, if any."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        LC_ALL="C",
+        LANGUAGE="C",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_ATTR_NOSYSTEM="1",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_LITERAL_PATHSPECS="1",
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_NO_REPLACE_OBJECTS="1",
+    )
+    if git_dir is not None:
+        env["GIT_DIR"] = str(git_dir)
+    if work_tree is not None:
+        env["GIT_WORK_TREE"] = str(work_tree)
+    if index is not None:
+        env["GIT_INDEX_FILE"] = str(index)
+    if objects is not None:
+        env["GIT_OBJECT_DIRECTORY"] = str(objects)
+    return env
+
+
+def hermetic_argv(*args: str) -> list[str]:
+    """The command line of `git <args>` on a scratch tree, with the fixed settings."""
+    argv = ["git"]
+    for setting in _HERMETIC_SETTINGS:
+        argv += ["-c", setting]
+    return [*argv, *args]
 
 
 def git_argv(repo: Path | None, *args: str, config: Mapping[str, str] | None = None) -> list[str]:
@@ -103,15 +176,35 @@ def run_git(
     config: Mapping[str, str] | None = None,
     input: bytes | None = None,
 ) -> bytes:
-    """Run git to completion and return its standard output; failures raise `GitError`."""
+    """Run git on the user's repository, with the user's settings, to completion and
+    return its standard output; failures raise `GitError`."""
     argv = git_argv(repo, *args, config=config)
+    return _run(argv, git_env(), None, input, repo)
+
+
+def run_hermetic_git(
+    *args: str, env: Mapping[str, str], cwd: Path, input: bytes | None = None
+) -> bytes:
+    """Run git on a scratch tree, hermetic (`env` from `hermetic_env`), to completion
+    and return its standard output; failures raise `GitError` carrying git's own words."""
+    return _run(hermetic_argv(*args), env, cwd, input, None)
+
+
+def _run(
+    argv: list[str],
+    env: Mapping[str, str],
+    cwd: Path | None,
+    input: bytes | None,
+    repo: Path | None,
+) -> bytes:
     try:
         proc = subprocess.run(
             argv,
             input=input,
             stdin=subprocess.DEVNULL if input is None else None,
             capture_output=True,
-            env=git_env(),
+            env=env,
+            cwd=cwd,
             check=False,
         )
     except FileNotFoundError as exc:

@@ -14,9 +14,12 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
-import ctypes
+import errno
+import functools
 import os
+import shutil
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -306,18 +309,84 @@ def _kib(size: int) -> str:
     return f"{size / 1024:.0f} KiB"
 
 
-def _die_with_parent() -> None:
-    """In the child, before exec: be killed if bugbout itself dies, even by `kill -9`.
+def _dying_with_us(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> list[str]:
+    """`argv` behind a launcher that has the kernel kill it if bugbout itself dies, even
+    by `kill -9` (on Linux; elsewhere `argv` as it is).
 
     The group kill covers every ending bugbout sees; this covers the one it cannot, so
-    an agent never works on, spending quota, for a run that is gone.
+    an agent never works on, spending quota, for a run that is gone. The launcher asks
+    for the parent-death signal and then becomes the program (one exec, no process left
+    between them): setting it in the forked child ourselves would mean running Python
+    between fork and exec while other threads hold locks, which can deadlock.
     """
-    if sys.platform == "linux":
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if sys.platform != "linux" or not argv:
+        return list(argv)
+    _check_program(argv[0], cwd, env)
+    setpriv = _setpriv()
+    if setpriv is not None:
+        return [setpriv, "--pdeathsig", "KILL", "--", *argv]
+    ctype = env.get("LC_CTYPE")
+    kept = "" if ctype is None else f"={ctype}"
+    return [sys.executable, "-I", "-S", "-c", _PYTHON_LAUNCHER, kept, *argv]
 
 
-_PR_SET_PDEATHSIG = 1
+_PYTHON_LAUNCHER = """\
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+kept = sys.argv[1]
+if kept:
+    os.environ["LC_CTYPE"] = kept[1:]
+else:
+    os.environ.pop("LC_CTYPE", None)
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
+"""The launcher where setpriv is missing. Python may set `LC_CTYPE` for itself at
+start-up (locale coercion), so the program's own value, or its absence, is put back."""
+
+
+@functools.cache
+def _setpriv() -> str | None:
+    """util-linux's setpriv, where it is installed and knows `--pdeathsig` (2.33 on)."""
+    found = shutil.which("setpriv")
+    if found is None:
+        return None
+    try:
+        probe = subprocess.run(
+            [found, "--pdeathsig", "KILL", "--version"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=_PROBE_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return found if probe.returncode == 0 else None
+
+
+_PROBE_TIMEOUT = 10.0
+
+
+def _check_program(program: str, cwd: Path, env: Mapping[str, str]) -> None:
+    """Raise the `OSError` that starting `program` in `cwd` with `env` would raise.
+
+    A launcher stands between bugbout and the program, and could only exit with a
+    status; looking first, the way exec does (`PATH` from `env`, relative paths from
+    `cwd`), keeps "no such program" an error raised here, as callers expect. A missing
+    `cwd` is left for the start itself to report.
+    """
+    if not os.path.isdir(cwd):
+        return
+    if "/" in program:
+        candidates = [os.path.join(cwd, program)]
+    else:
+        candidates = [os.path.join(cwd, folder, program) for folder in os.get_exec_path(dict(env))]
+    problem = errno.ENOENT
+    for candidate in candidates:
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return
+        if os.path.exists(candidate):
+            problem = errno.EACCES
+    raise OSError(problem, os.strerror(problem), program)
 
 
 async def run_process(
@@ -357,14 +426,13 @@ async def run_process(
         started = time.monotonic()
         transport, protocol = await loop.subprocess_exec(
             lambda: _Protocol(loop),
-            *argv,
+            *_dying_with_us(argv, cwd, env),
             cwd=cwd,
             env=dict(env),
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
         )
         stack.callback(transport.close)
         proc = asyncio.subprocess.Process(transport, protocol, loop)

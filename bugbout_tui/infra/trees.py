@@ -45,7 +45,7 @@ def pristine_tree(repo: Path, commit: str, *, home: Path | None = None) -> Path:
             ["git", "-C", str(repo), "archive", "--format=tar", commit],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=_archive_env(),
+            env=git_env(user_config=False),
         )
         assert archive.stdout is not None
         with tarfile.open(fileobj=archive.stdout, mode="r|") as tar:
@@ -63,12 +63,6 @@ def pristine_tree(repo: Path, commit: str, *, home: Path | None = None) -> Path:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
-
-
-def _archive_env() -> dict[str, str]:
-    """git's environment without the user's config: autocrlf or filters there would
-    change the bytes of a tree every agent and test must see identically."""
-    return {**git_env(), "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
 
 def copy_tree(source: Path, destination: Path) -> Path:

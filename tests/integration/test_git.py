@@ -20,10 +20,12 @@ from bugbout_tui.infra.git import (
     default_branch,
     ensure_full_history,
     head_commit,
+    hermetic_env,
     open_repository,
     read_file,
     read_files,
     run_git,
+    run_hermetic_git,
     stream_git,
 )
 
@@ -267,3 +269,47 @@ def test_clone_failure_hides_a_token_in_the_url(home: Path, tmp_path: Path) -> N
         open_repository(url, tmp_path)
     assert "s3cr3t-token" not in str(raised.value)
     assert "https://***@127.0.0.1:9/project.git" in str(raised.value)
+
+
+def test_the_users_repository_is_cloned_with_the_users_settings(
+    origin: GitRepo, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Credentials, proxies and URL rewrites live in the user's git configuration."""
+    config = tmp_path / "user.gitconfig"
+    config.write_text(
+        f'[url "{origin.root.parent}/"]\n\tinsteadOf = https://git.example.invalid/\n'
+    )
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    clone = open_repository("https://git.example.invalid/origin", tmp_path)
+    assert head_commit(clone, default_branch(clone)) == origin.head()
+
+
+def test_git_on_a_scratch_tree_ignores_every_setting_of_the_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (tmp_path / "global.gitconfig").write_text(
+        f"[user]\n\tname = hostile-global\n[core]\n\thooksPath = {hooks}\n"
+        "[alias]\n\tsneak = !touch sneaked\n"
+    )
+    (tmp_path / "system.gitconfig").write_text("[hostile]\n\tsystem = yes\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "global.gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_SYSTEM", str(tmp_path / "system.gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "hostile.count")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "yes")
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'hostile.parameters'='yes'")
+    scratch = tmp_path / "scratch"
+    run_hermetic_git("init", "--quiet", str(scratch), env=hermetic_env(), cwd=tmp_path)
+
+    hermetic = run_hermetic_git("config", "--list", env=hermetic_env(scratch / ".git"), cwd=scratch)
+    assert b"hostile" not in hermetic
+    assert b"core.autocrlf=false" in hermetic  # the fixed settings are what it gets instead
+    with pytest.raises(GitError):
+        run_hermetic_git("sneak", env=hermetic_env(scratch / ".git"), cwd=scratch)
+    assert not (scratch / "sneaked").exists()
+
+    users = run_git(scratch, "config", "--list").decode()
+    for setting in ("hostile-global", "hostile.system", "hostile.count", "hostile.parameters"):
+        assert setting in users

@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo
 
+from bugbout_tui.infra.apply import apply_patch
 from bugbout_tui.infra.trees import pristine_tree
-from bugbout_tui.infra.workcopy import WorkingCopy, apply_patch, harvest, prepare_working_copy
+from bugbout_tui.infra.workcopy import WorkingCopy, harvest, prepare_working_copy
 
 HOSTILE = Path(__file__).resolve().parents[1] / "agents" / "hostile.py"
 

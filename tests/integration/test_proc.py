@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import subprocess
 import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from bugbout_tui.infra import proc
 from bugbout_tui.infra.proc import TAIL_BYTES, ProcessResult, run_process
 
 PY = sys.executable
@@ -342,3 +346,104 @@ def test_environment_is_exactly_what_was_given(tmp_path: Path) -> None:
         run_process([PY, "-c", script], cwd=tmp_path, env={"ONLY": "1"}, timeout=30)
     )
     assert result.stdout_tail == "['ONLY']\n"
+
+
+def test_no_process_is_started_with_a_preexec_fn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python code between fork and exec can deadlock a program that runs threads."""
+    started: list[object] = []
+
+    class Spy(subprocess.Popen[bytes]):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            started.append(kwargs.get("preexec_fn"))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", Spy)
+    assert run([PY, "-c", "print('hello')"], tmp_path, timeout=30).stdout_tail == "hello\n"
+    with pytest.raises(FileNotFoundError):
+        run([str(tmp_path / "no-such-program")], tmp_path, timeout=5)
+    assert started
+    assert all(preexec is None for preexec in started)
+
+
+@pytest.fixture(params=["setpriv", "python"])
+def launcher(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each way of asking for the parent-death signal: setpriv, or Python where it is missing."""
+    if request.param == "setpriv" and proc._setpriv() is None:
+        pytest.skip("setpriv with --pdeathsig is not installed here")
+    if request.param == "python":
+        monkeypatch.setattr(proc, "_setpriv", lambda: None)
+    return str(request.param)
+
+
+# Runs `run_process` on a child that records its pid and sleeps; argv[2] "unprotected"
+# starts the child without the launcher, the control.
+BUGBOUT_STAND_IN = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+    from bugbout_tui.infra import proc
+    pid_file, how = Path(sys.argv[1]), sys.argv[2]
+    if how == "python":
+        proc._setpriv = lambda: None
+    elif how == "unprotected":
+        proc._dying_with_us = lambda argv, cwd, env: list(argv)
+    child = "import os, sys, time\\nopen(sys.argv[1], 'w').write(str(os.getpid()))\\ntime.sleep(99)"
+    argv = [sys.executable, "-c", child, str(pid_file)]
+    asyncio.run(proc.run_process(argv, cwd=pid_file.parent, env={}, timeout=600))
+    """
+)
+
+
+@pytest.mark.parametrize("how", ["setpriv", "python", "unprotected"])
+def test_a_program_dies_with_bugbout_even_by_kill_9(tmp_path: Path, how: str) -> None:
+    if how == "setpriv" and proc._setpriv() is None:
+        pytest.skip("setpriv with --pdeathsig is not installed here")
+    pid_file = tmp_path / "child.pid"
+    stand_in = subprocess.Popen([PY, "-c", BUGBOUT_STAND_IN, str(pid_file), how])
+    try:
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() or not pid_file.read_text():
+            assert stand_in.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        child = int(pid_file.read_text())
+        stand_in.kill()
+        stand_in.wait()
+        if how == "unprotected":  # the control: without the launcher the child lives on
+            time.sleep(0.5)
+            assert running(child)
+            os.kill(child, signal.SIGKILL)
+        else:
+            assert gone_soon(child)
+    finally:
+        if stand_in.poll() is None:
+            stand_in.kill()
+            stand_in.wait()
+
+
+def test_the_launcher_passes_the_environment_exactly(tmp_path: Path, launcher: str) -> None:
+    for env in ({"ONLY": "1"}, {"ONLY": "1", "LC_CTYPE": "C"}):
+        result = asyncio.run(run_process(["/usr/bin/env"], cwd=tmp_path, env=env, timeout=30))
+        assert result.stdout_tail.splitlines() == [f"{k}={v}" for k, v in env.items()]
+
+
+def test_the_launcher_keeps_how_a_program_is_found_and_refused(
+    tmp_path: Path, launcher: str
+) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "hello").write_text("#!/bin/sh\necho hello\n")
+    (tools / "hello").chmod(0o755)
+    (tools / "plain").write_text("#!/bin/sh\necho never\n")
+    env = {"PATH": f"{tools}:/usr/bin:/bin"}
+    found = asyncio.run(run_process(["hello"], cwd=tmp_path, env=env, timeout=30))
+    assert found.stdout_tail == "hello\n"
+    relative = asyncio.run(run_process(["./tools/hello"], cwd=tmp_path, env=env, timeout=30))
+    assert relative.stdout_tail == "hello\n"
+    with pytest.raises(FileNotFoundError):
+        asyncio.run(run_process(["no-such-tool"], cwd=tmp_path, env=env, timeout=30))
+    with pytest.raises(PermissionError):
+        asyncio.run(run_process(["./tools/plain"], cwd=tmp_path, env=env, timeout=30))
+    with pytest.raises(PermissionError):
+        asyncio.run(run_process([str(tools)], cwd=tmp_path, env=env, timeout=30))

@@ -18,8 +18,9 @@ from gitrepo import GitRepo
 
 from bugbout_tui.core.errors import BugboutError, UsageError
 from bugbout_tui.core.patch import Patch
+from bugbout_tui.infra.apply import apply_patch
 from bugbout_tui.infra.trees import pristine_tree
-from bugbout_tui.infra.workcopy import WorkingCopy, apply_patch, harvest, prepare_working_copy
+from bugbout_tui.infra.workcopy import WorkingCopy, harvest, prepare_working_copy
 
 HIDDEN = ["tests/test_bug.py", "tests/regress/test_only.py"]
 UTIL = "".join(f"def helper_{n}(value):\n    return value + {n}\n\n" for n in range(12))
