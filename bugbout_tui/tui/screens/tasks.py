@@ -28,7 +28,7 @@ from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.models import Oracle, OracleSet, Task, TaskSet
 from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.engine.project import Project
-from bugbout_tui.infra.git import open_repository, run_git
+from bugbout_tui.engine.show_commit import show_commit
 from bugbout_tui.tui.screens.base import BoutScreen
 
 COLUMNS = (("sel", "", 1), ("id", "task", 14), ("issue", "issue", 6), ("title", "title", 44),
@@ -310,9 +310,7 @@ class TasksScreen(BoutScreen):
         if project is None:
             return
         try:
-            repo = open_repository(project.config.project.repository, project.dir)
-            diff = run_git(repo, "show", "--stat", "--patch", "--format=medium", commit)
-            text = diff.decode("utf-8", "replace")
+            text = show_commit(project, commit)
         except BugboutError as exc:
             text = f"The fix could not be read: {exc}"
         self.post_message(self.FixRead(commit, text))
