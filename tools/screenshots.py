@@ -22,7 +22,7 @@ from bugbout_tui.core.store import Store
 from bugbout_tui.demo.project import check_pytest, prepare_demo
 from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
-from bugbout_tui.tui.app import make_app
+from bugbout_tui.tui.main import make_app
 
 SIZE = (120, 40)
 

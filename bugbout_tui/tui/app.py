@@ -1,4 +1,4 @@
-"""bugbout-tui: the app, the engine it runs as one worker, and the command line.
+"""bugbout-tui: the app, and the engine it runs as one worker.
 
 The engine never waits for the screen. Its events go into a feed the moment they
 happen; ten times a second the app folds whatever arrived into one `BoutState` (the
@@ -8,11 +8,9 @@ redraw. Stored records are read in a thread and handed to screens as a whole.
 
 from __future__ import annotations
 
-import argparse
 import gc
-import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,7 +40,6 @@ from bugbout_tui.core.events import (
 )
 from bugbout_tui.core.store import Store
 from bugbout_tui.core.text import inert, inert_line
-from bugbout_tui.demo.project import check_pytest, prepare_demo
 from bugbout_tui.engine.bout import RUNNABLE_STAGES, Bout
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.state import BoutState
@@ -87,7 +84,7 @@ Clock = Callable[[], datetime]
 _SCREENS = Binding.Group("screens", compact=True)
 
 
-def _utc_now() -> datetime:
+def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
@@ -161,7 +158,7 @@ class BugboutApp(App[int]):
         config_path: Path,
         *,
         launch: Launch = Launch(),
-        clock: Clock = _utc_now,
+        clock: Clock = utc_now,
     ) -> None:
         super().__init__()
         self.config_path = config_path
@@ -601,67 +598,3 @@ class BugboutApp(App[int]):
                 note,
             )
 
-
-def config_path_for(path: Path) -> Path:
-    """bugbout.toml in a directory, or the file itself."""
-    return path if path.suffix == ".toml" else path / CONFIG_NAME
-
-
-def make_app(
-    path: Path,
-    *,
-    watch: bool = False,
-    start: bool = False,
-    clock: Clock = _utc_now,
-) -> BugboutApp:
-    """The app for the project at `path`; the command line and the tests both use it."""
-    return BugboutApp(
-        config_path_for(path.expanduser().absolute()),
-        launch=Launch(watch=watch, start=start),
-        clock=clock,
-    )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="bugbout-tui",
-        description="Race coding agents on bugs your repository already fixed, and watch "
-        "it happen: config, tasks, the live race, the cross-examination matrix, verdicts "
-        "and the report in one terminal app.",
-    )
-    parser.add_argument(
-        "path",
-        nargs="?",
-        type=Path,
-        help="the project (default: here); with --demo, where to build the demo",
-    )
-    how = parser.add_mutually_exclusive_group()
-    how.add_argument("--demo", action="store_true", help="open a fresh demo bout and start it")
-    how.add_argument(
-        "--watch",
-        action="store_true",
-        help="follow a bout that `bugbout run` is running on this project (read-only)",
-    )
-    how.add_argument("--run", action="store_true", help="start the bout at once")
-    args = parser.parse_args(argv)
-    path: Path = args.path or Path()
-    if args.demo:
-        try:
-            path = open_demo(args.path)
-        except BugboutError as exc:
-            print(f"bugbout-tui: {inert(str(exc))}", file=sys.stderr)
-            return exc.exit_code
-    app = make_app(path, watch=args.watch, start=args.run or args.demo)
-    app.run()
-    return app.return_code or 0
-
-
-def open_demo(root: Path | None) -> Path:
-    """A fresh demo project (its sample repository, issues and scripted agents)."""
-    check_pytest()
-    print("Building the demo project…", file=sys.stderr)
-    demo, _ = prepare_demo(root, fresh=True)
-    return demo.root
-
-
-__all__ = ["BugboutApp", "Launch", "main", "make_app"]
