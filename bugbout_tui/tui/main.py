@@ -15,7 +15,8 @@ from bugbout_tui.core.config import CONFIG_NAME
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.text import inert
 from bugbout_tui.demo.project import check_pytest, prepare_demo
-from bugbout_tui.tui.app import BugboutApp, Clock, Launch, utc_now
+from bugbout_tui.tui.app import BugboutApp, Launch
+from bugbout_tui.tui.session import Clock, utc_now
 
 
 def config_path_for(path: Path) -> Path:
