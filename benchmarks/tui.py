@@ -39,7 +39,7 @@ from bugbout_tui.core.events import (
 )
 from bugbout_tui.core.models import Author, Cell, Matrix, PatchFacts, TreeRun
 from bugbout_tui.core.store import Store
-from bugbout_tui.tui.app import make_app
+from bugbout_tui.tui.main import make_app
 from bugbout_tui.tui.widgets.grid import CellGrid
 
 EVENTS = 50_000

@@ -2,6 +2,6 @@
 
 import sys
 
-from bugbout_tui.tui.app import main
+from bugbout_tui.tui.main import main
 
 sys.exit(main())

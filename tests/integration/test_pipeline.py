@@ -140,7 +140,7 @@ from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.report import load_report
 from bugbout_tui.report import Report
 from bugbout_tui.rules.judge import VerdictSet
-from bugbout_tui.tui.app import make_app
+from bugbout_tui.tui.main import make_app
 from bugbout_tui.tui.screens.report import ReportScreen
 from bugbout_tui.tui.screens.tasks import TasksScreen
 

@@ -12,7 +12,8 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 from textual.worker import WorkerCancelled
 
-from bugbout_tui.tui.app import BugboutApp, make_app
+from bugbout_tui.tui.app import BugboutApp
+from bugbout_tui.tui.main import make_app
 
 FIXED_NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 

@@ -198,7 +198,7 @@ class AttemptScreen(BoutScreen):
         self.set_interval(FOLLOW_EVERY, self._follow)
 
     def _record(self) -> Attempt | None:
-        return self.bout.records.attempt(self.task_id, self.contestant)
+        return self.session.records.attempt(self.task_id, self.contestant)
 
     def show_records(self) -> None:
         record = self._record()
@@ -213,16 +213,16 @@ class AttemptScreen(BoutScreen):
         self.show_live()
 
     def show_live(self) -> None:
-        view = self.bout.state.attempts.get(self.attempt)
+        view = self.session.state.attempts.get(self.attempt)
         record = self._shown_record
         started = view is not None and view.phase == "running" and bool(view.logdir)
         if record is None and self._tails is None and started:  # since this screen opened
             self.action_reload()
-        ended = self.bout.state.outcome is not None
+        ended = self.session.state.outcome is not None
         phase = record.status if record else (shown_phase(view, ended) if view else "queued")
         seconds = record.seconds if record else None
         if seconds is None and view is not None and view.started_at is not None:
-            seconds = (self.bout.now() - view.started_at).total_seconds()
+            seconds = (self.session.now() - view.started_at).total_seconds()
         title = Text.assemble((inert_line(self.task_id), "bold"), " · ")
         title.append(inert_line(self.contestant), style="bold cyan")
         title.append("  ")
@@ -237,7 +237,7 @@ class AttemptScreen(BoutScreen):
             self.query_one("#attempt-summary", Static).update(summary_view(record, phase, seconds))
 
     def action_reload(self) -> None:
-        view = self.bout.state.attempts.get(self.attempt)
+        view = self.session.state.attempts.get(self.attempt)
         record = self._record()
         logdir = record.logdir if record else (view.logdir if view else None)
         self._tails = None

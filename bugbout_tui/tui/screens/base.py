@@ -1,22 +1,48 @@
 """What every screen of the app shares: the status header, the footer, and refresh hooks.
 
-The app owns the state and the records and tells only the visible screen about changes
-("attributes down"); a screen that was hidden catches up when it is shown again, so
-nothing is drawn for a screen nobody sees.
+The app's session owns the state and the records, and the app tells only the visible
+screen about changes ("attributes down"); a screen that was hidden catches up when it is
+shown again, so nothing is drawn for a screen nobody sees.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from bugbout_tui.tui.widgets.status import StatusHeader
+from bugbout_tui.core import look
+from bugbout_tui.core.events import STAGES
+from bugbout_tui.tui.session import Session
+from bugbout_tui.tui.widgets.status import EngineStatus, StatusHeader
 
 if TYPE_CHECKING:
     from bugbout_tui.tui.app import BugboutApp
+
+
+def engine_status(session: Session) -> EngineStatus:
+    """The header's word on the engine: running here, following another run, or idle
+    (and how the last run ended)."""
+    if session.engine is not None:
+        elapsed = ""
+        if session.engine_started_at is not None:
+            elapsed = look.clock((session.now() - session.engine_started_at).total_seconds())
+        return EngineStatus("● running", "bold green", elapsed)
+    state = session.state
+    if session.watching:
+        who = f" pid {session.watched_pid}" if session.watched_pid else ""
+        if state.outcome is None:
+            return EngineStatus(f"◉ following{who}", "bold cyan")
+        return EngineStatus(f"◉ followed run {state.outcome}", "cyan")
+    if state.outcome is not None:
+        style = {"done": "green", "stopped": "yellow"}.get(state.outcome, "red")
+        return EngineStatus(f"last run {state.outcome} · s starts", style)
+    if state.planned:
+        return EngineStatus("last run did not finish · s carries on", "yellow")
+    return EngineStatus("idle · s starts the bout", "dim")
 
 
 class BoutScreen(Screen[None]):
@@ -32,9 +58,14 @@ class BoutScreen(Screen[None]):
         """Composed and mounted: before that there is nothing to draw into."""
 
     @property
-    def bout(self) -> BugboutApp:
-        """The app, typed: screens read its state and records and call its actions."""
+    def bugbout_app(self) -> BugboutApp:
+        """The app, typed: screens call its actions."""
         return cast("BugboutApp", self.app)
+
+    @property
+    def session(self) -> Session:
+        """What screens show: the project, its records, the run and the engine."""
+        return self.bugbout_app.session
 
     def compose(self) -> ComposeResult:
         yield StatusHeader()
@@ -62,17 +93,34 @@ class BoutScreen(Screen[None]):
         """Show the current records and state, if they changed while hidden."""
         if not self.drawable:
             return
-        self.bout.refresh_header(self)
-        if self._records_seen != self.bout.records_version:
-            self._records_seen = self.bout.records_version
+        self._show_header()
+        if self._records_seen != self.session.records_version:
+            self._records_seen = self.session.records_version
             self.show_records()
         self.show_live()
 
     def live_changed(self) -> None:
         """Called by the app on its tick while this screen is visible."""
         if self.drawable:
-            self.bout.refresh_header(self)
+            self._show_header()
             self.show_live()
+
+    def _show_header(self) -> None:
+        session = self.session
+        state = session.state
+        note: Text | None = None
+        if state.errors:
+            note = Text(f"⚠ {look.plural(len(state.errors), 'error')}", style="bold red")
+        if session.watching:
+            note = Text.assemble(note or "", ("  read-only", "dim"))
+        for header in self.query(StatusHeader):
+            header.show(
+                session.project_dir.name,
+                engine_status(session),
+                look.stage_chips(state.planned or list(STAGES), state.stages),
+                self.MODE or self.app.current_mode,
+                note,
+            )
 
     def show_records(self) -> None:
         """The store was read again: redraw what comes from records."""

@@ -65,7 +65,7 @@ class CellScreen(BoutScreen):
         table.focus()
 
     def show_records(self) -> None:
-        matrix = self.bout.records.matrices.get(self.task_id)
+        matrix = self.session.records.matrices.get(self.task_id)
         title = self.query_one("#cell-title", Static)
         if matrix is None:
             title.update(Text(f"No matrix for {inert_line(self.task_id)}.", style="yellow"))

@@ -205,7 +205,7 @@ class ConfigScreen(BoutScreen):
 
     def _load(self) -> None:
         try:
-            self.document = ConfigDocument.load(self.bout.config_path)
+            self.document = ConfigDocument.load(self.session.config_path)
             self._load_error = None
         except BugboutError as exc:
             self.document = None
@@ -337,7 +337,7 @@ class ConfigScreen(BoutScreen):
         self._show_detail(self._highlighted())
 
     def _show_status(self) -> None:
-        status = Text(display_path(self.bout.config_path), style="bold")
+        status = Text(display_path(self.session.config_path), style="bold")
         if self.document is None:
             status.append("  cannot be edited here until it is valid TOML:\n", style="bold red")
             status.append(inert(self._load_error or ""), style="red")
@@ -381,7 +381,7 @@ class ConfigScreen(BoutScreen):
         if row.kind == "add" and row.table is not None:
             self.action_add_agent(row.table)
         elif row.kind == "field" and row.spec is not None:
-            if self.bout.watching:
+            if self.session.watching:
                 self.notify("Following another run: this view is read-only.")
                 return
             value = self._value(row)
@@ -498,7 +498,7 @@ class ConfigScreen(BoutScreen):
         document = self.document
         if document is None:
             return False
-        if self.bout.watching:
+        if self.session.watching:
             self.notify("Following another run: this view is read-only.", severity="warning")
             return False
         if self._local:
@@ -518,7 +518,7 @@ class ConfigScreen(BoutScreen):
             return False
         self.notify("Saved bugbout.toml; comments and order are kept.")
         self._redraw()
-        self.bout.config_saved()
+        self.session.config_saved()
         return True
 
     def discard(self) -> None:
@@ -540,7 +540,7 @@ class ConfigScreen(BoutScreen):
         if document is None or document.modified:
             return
         try:
-            on_disk = self.bout.config_path.read_text(encoding="utf-8")
+            on_disk = self.session.config_path.read_text(encoding="utf-8")
         except OSError:
             return
         if on_disk != document.text:

@@ -110,7 +110,7 @@ class MatrixScreen(BoutScreen):
         self.grid.focus()
 
     def show_records(self) -> None:
-        matrices = self.bout.records.matrices
+        matrices = self.session.records.matrices
         tasks = sorted(matrices)
         if tasks != self._tasks:
             self._tasks = tasks
@@ -152,7 +152,7 @@ class MatrixScreen(BoutScreen):
         self._show_task(force=True)
 
     def _matrix(self) -> Matrix | None:
-        return self.bout.records.matrices.get(self.task_id) if self.task_id else None
+        return self.session.records.matrices.get(self.task_id) if self.task_id else None
 
     def _show_task(self, *, force: bool = False) -> None:
         matrix = self._matrix()

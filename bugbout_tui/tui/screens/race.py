@@ -108,7 +108,7 @@ class RaceScreen(BoutScreen):
         preload_lane_css(self.app)
 
     def show_live(self) -> None:
-        state = self.bout.state
+        state = self.session.state
         moment = monotonic()
         full = moment - self._counted >= COUNTS_EVERY or set(state.lanes) != set(self._lanes)
         if full:
@@ -118,17 +118,17 @@ class RaceScreen(BoutScreen):
         empty.display = not state.lanes
         self.query_one("#lanes").display = bool(state.lanes)
         if not state.lanes:
-            empty.update(waiting_text(state, self.bout.engine_running))
+            empty.update(waiting_text(state, self.session.engine_running))
         self._sync_lanes(state)
         self._focus_first_lane()
-        project = self.bout.project
-        now = self.bout.now()
+        project = self.session.project
+        now = self.session.now()
         for quota, box in self._lanes.items():
             lane = state.lanes.get(quota)
             if lane is None or not box.is_mounted:
                 continue
             capacity = project.config.run.capacity(quota) if project is not None else 1
-            box.show(lane, state, self.bout.outputs, now, capacity, full=full)
+            box.show(lane, state, self.session.outputs, now, capacity, full=full)
 
     def _sync_lanes(self, state: BoutState) -> None:
         container = self.query_one("#lanes", Container)
@@ -183,14 +183,14 @@ class RaceScreen(BoutScreen):
 
     def action_cancel_attempt(self) -> None:
         attempt = self._highlighted()
-        view = self.bout.state.attempts.get(attempt) if attempt else None
+        view = self.session.state.attempts.get(attempt) if attempt else None
         if view is None or view.phase not in ("queued", "running"):
             self.notify("Highlight a queued (·) or running (▶) attempt to cancel it.")
             return
-        if self.bout.watching or self.bout.running_bout is None:
+        if self.session.watching or self.session.running_bout is None:
             self.notify("Only the run this app started can cancel an attempt.")
             return
-        self.bout.cancel_attempt(view.attempt)
+        self.session.cancel_attempt(view.attempt)
 
     def action_retry_failed(self) -> None:
-        self.bout.start_bout(retry_failed=True)
+        self.bugbout_app.start_bout(retry_failed=True)

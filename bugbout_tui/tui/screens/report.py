@@ -53,12 +53,12 @@ class ReportScreen(BoutScreen):
 
     @work(thread=True, exclusive=True, group="report", exit_on_error=False)
     def _build(self) -> None:
-        project = self.bout.project
+        project = self.session.project
         if project is None:
             self.post_message(self.Built(None, "bugbout.toml has problems: fix them first (1)."))
             return
         try:
-            report = load_report(project, keep_verdicts=not self.bout.watching)
+            report = load_report(project, keep_verdicts=not self.session.watching)
         except BugboutError as exc:
             self.post_message(self.Built(None, str(exc)))
         else:
@@ -77,7 +77,7 @@ class ReportScreen(BoutScreen):
         if self.report is None:
             self.notify("There is no report to export yet.", severity="warning")
             return
-        if self.bout.watching:
+        if self.session.watching:
             self.notify("Following another run: this view is read-only; that run writes "
                         "its own report when it ends.", severity="warning")  # fmt: skip
             return
@@ -85,7 +85,7 @@ class ReportScreen(BoutScreen):
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def _export(self, report: Report) -> None:
-        project = self.bout.project
+        project = self.session.project
         if project is None:
             return
         try:

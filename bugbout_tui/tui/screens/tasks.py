@@ -29,7 +29,7 @@ from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.models import Oracle, OracleSet, Task, TaskSet
 from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.engine.project import Project
-from bugbout_tui.infra.git import open_repository, run_git
+from bugbout_tui.engine.show_commit import show_commit
 from bugbout_tui.tui.screens.base import BoutScreen
 
 COLUMNS = (("sel", "", 1), ("id", "task", 14), ("issue", "issue", 6), ("title", "title", 44),
@@ -196,11 +196,11 @@ class TasksScreen(BoutScreen):
         return self.query_one("#tasks-table", DataTable)
 
     def _tasks_config(self) -> TasksConfig | None:
-        project: Project | None = self.bout.project
+        project: Project | None = self.session.project
         return project.config.tasks if project is not None else None
 
     def show_records(self) -> None:
-        taskset = self.bout.records.taskset
+        taskset = self.session.records.taskset
         tasks_cfg = self._tasks_config()
         funnel = self.query_one("#tasks-funnel", Static)
         if taskset is None or tasks_cfg is None:
@@ -214,7 +214,7 @@ class TasksScreen(BoutScreen):
             funnel.update(Text(why, style="yellow"))
             self._show_detail(None)
             return
-        oracles = self.bout.records.oracles
+        oracles = self.session.records.oracles
         rows = {task.id: self._row(task, tasks_cfg, oracles) for task in taskset.tasks}
         self._sync_rows(rows)
         racing = sum(
@@ -275,7 +275,7 @@ class TasksScreen(BoutScreen):
         self._show_detail(str(event.row_key.value))
 
     def _find_task(self, task_id: str | None) -> Task | None:
-        taskset = self.bout.records.taskset
+        taskset = self.session.records.taskset
         if taskset is None or task_id is None:
             return None
         return next((task for task in taskset.tasks if task.id == task_id), None)
@@ -293,7 +293,7 @@ class TasksScreen(BoutScreen):
         if task.id == self._detail_task:
             return
         self._detail_task = task.id
-        oracles = self.bout.records.oracles
+        oracles = self.session.records.oracles
         issue.update(issue_view(task))
         tests.update(tests_view(task, oracles.oracles.get(task.id) if oracles else None))
         if task.fix_commit in self._fixes:
@@ -307,13 +307,11 @@ class TasksScreen(BoutScreen):
 
     @work(thread=True, group="fix", exit_on_error=False)
     def _read_fix(self, commit: str) -> None:
-        project = self.bout.project
+        project = self.session.project
         if project is None:
             return
         try:
-            repo = open_repository(project.config.project.repository, project.dir)
-            diff = run_git(repo, "show", "--stat", "--patch", "--format=medium", commit)
-            text = diff.decode("utf-8", "replace")
+            text = show_commit(project, commit)
         except BugboutError as exc:
             text = f"The fix could not be read: {exc}"
         self.post_message(self.FixRead(commit, text))
@@ -338,13 +336,13 @@ class TasksScreen(BoutScreen):
             table.move_cursor(row=table.cursor_row + 1)
 
     def action_select_all(self) -> None:
-        taskset = self.bout.records.taskset
+        taskset = self.session.records.taskset
         every = {task.id for task in taskset.tasks} if taskset is not None else set()
         self.selected = set() if self.selected >= every else every
         self.show_records()
 
     def action_decide(self, decision: str) -> None:
-        if self.bout.watching:
+        if self.session.watching:
             self.notify("Following another run: this view is read-only.", severity="warning")
             return
         chosen = sorted(self.selected) or [t for t in [self._highlighted()] if t is not None]
@@ -362,7 +360,7 @@ class TasksScreen(BoutScreen):
     @work(thread=True, exclusive=True, group="decisions", exit_on_error=False)
     def _write_decisions(self, task_ids: list[str], decision: Decision | None) -> None:
         try:
-            document = ConfigDocument.load(self.bout.config_path)
+            document = ConfigDocument.load(self.session.config_path)
             for task_id in task_ids:
                 document.set_task_decision(task_id, decision)
             document.save()
@@ -381,7 +379,7 @@ class TasksScreen(BoutScreen):
             f"{look.plural(message.count, 'task')} {what[message.decision]} in bugbout.toml."
         )
         self.selected.clear()
-        self.bout.config_saved()
+        self.session.config_saved()
 
     def action_mine(self) -> None:
-        self.bout.start_bout(until="mine")
+        self.bugbout_app.start_bout(until="mine")

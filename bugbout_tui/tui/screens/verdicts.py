@@ -200,14 +200,14 @@ class VerdictsScreen(BoutScreen):
         return self.query_one("#verdict-table", DataTable)
 
     def _configured(self) -> Policy:
-        project = self.bout.project
+        project = self.session.project
         return project.config.judge.policy if project is not None else "majority"
 
     def show_records(self) -> None:
         if self.policy is None:
             self.policy = self._configured()
         self._show_bar()
-        records = self.bout.records
+        records = self.session.records
         table = self.table
         keep = self._task_id
         with self.app.batch_update():
@@ -241,7 +241,7 @@ class VerdictsScreen(BoutScreen):
 
     def _show_trail(self) -> None:
         trail: Tree[CellRef | None] = self.query_one("#verdict-trail", Tree)
-        verdicts = self.bout.records.verdicts.get(self._task_id or "")
+        verdicts = self.session.records.verdicts.get(self._task_id or "")
         if verdicts is None or self.policy is None:
             self._trail_of = None
             trail.clear()
@@ -254,7 +254,7 @@ class VerdictsScreen(BoutScreen):
             )
             return
         verdict = verdicts[self.policy]
-        records = self.bout.records
+        records = self.session.records
         shown = (verdict, [records.resolution(verdict.task, a.patch) for a in verdict.assessments])
         if shown != self._trail_of:
             self._trail_of = shown
@@ -286,7 +286,7 @@ class VerdictsScreen(BoutScreen):
         self.show_records()
 
     def action_save_policy(self) -> None:
-        if self.bout.watching:
+        if self.session.watching:
             self.notify("Following another run: this view is read-only.", severity="warning")
             return
         if self.policy is not None:
@@ -295,7 +295,7 @@ class VerdictsScreen(BoutScreen):
     @work(thread=True, exclusive=True, group="save-policy", exit_on_error=False)
     def _save_policy(self, policy: Policy) -> None:
         try:
-            document = ConfigDocument.load(self.bout.config_path)
+            document = ConfigDocument.load(self.session.config_path)
             document.set(("judge", "policy"), policy)
             document.save()
         except BugboutError as exc:
@@ -309,4 +309,4 @@ class VerdictsScreen(BoutScreen):
             self.notify(message.error, title="Not saved", severity="error", markup=False)
             return
         self.notify(f"[judge] policy = {message.policy} saved to bugbout.toml.", markup=False)
-        self.bout.config_saved()
+        self.session.config_saved()

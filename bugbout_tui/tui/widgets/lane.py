@@ -9,7 +9,6 @@ the parking message come from the config and from agents: they are shown inert.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime
 from typing import ClassVar
 
@@ -48,7 +47,7 @@ def shown_phase(view: AttemptView, ended: bool) -> str:
     return "interrupted" if ended and view.phase == "running" else view.phase
 
 
-def attempt_prompt(view: AttemptView, now: datetime, ended: bool = False) -> Text:
+def attempt_row(view: AttemptView, now: datetime, ended: bool = False) -> Text:
     """One attempt as a line of the lane's list."""
     phase = shown_phase(view, ended)
     line = Text.assemble(look.phase(phase).mark(), " ", (inert_line(view.task), "bold"), " · ")
@@ -62,15 +61,6 @@ def attempt_prompt(view: AttemptView, now: datetime, ended: bool = False) -> Tex
         ended_as = look.phase(phase)
         line.append(f"  {ended_as.word}", style=ended_as.style)
     return line
-
-
-@dataclass(frozen=True)
-class LaneFigures:
-    """What the lane's head line counts."""
-
-    running: int
-    queued: int
-    finished: int
 
 
 class LaneList(PickList):
@@ -201,4 +191,4 @@ class LaneBox(Container):
             log.write_lines(lines)
 
     def _show_list(self, views: list[AttemptView], now: datetime, ended: bool) -> None:
-        self.attempts.set_rows([(view.attempt, attempt_prompt(view, now, ended)) for view in views])
+        self.attempts.set_rows([(view.attempt, attempt_row(view, now, ended)) for view in views])

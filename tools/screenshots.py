@@ -1,4 +1,4 @@
-"""`python -m bugbout_tui.tui.screenshots [DIR]`: every screen of the demo, as SVG and PNG.
+"""`python tools/screenshots.py [DIR]`: every screen of the demo, as SVG and PNG.
 
 Builds the demo project in a scratch directory, runs its whole bout (about two minutes,
 with the demo's scripted agents, offline), then opens the app on the result at 120 × 40
@@ -22,7 +22,7 @@ from bugbout_tui.core.store import Store
 from bugbout_tui.demo.project import check_pytest, prepare_demo
 from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
-from bugbout_tui.tui.app import make_app
+from bugbout_tui.tui.main import make_app
 
 SIZE = (120, 40)
 
@@ -108,7 +108,7 @@ def take_all(project: Path, out: Path) -> list[Path]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m bugbout_tui.tui.screenshots",
+        prog="python tools/screenshots.py",
         description="Run the demo bout and save every screen as SVG and PNG.",
     )
     parser.add_argument("out", nargs="?", type=Path, default=Path("screenshots"))

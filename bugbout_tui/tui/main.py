@@ -1,0 +1,81 @@
+"""The `bugbout-tui` command: its arguments, the demo it can build, and the app it opens.
+
+`make_app` is the one way to build the app for a project; the command line, the tests
+and the screenshot tool all use it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from bugbout_tui.core.config import CONFIG_NAME
+from bugbout_tui.core.errors import BugboutError
+from bugbout_tui.core.text import inert
+from bugbout_tui.demo.project import check_pytest, prepare_demo
+from bugbout_tui.tui.app import BugboutApp, Launch
+from bugbout_tui.tui.session import Clock, utc_now
+
+
+def config_path_for(path: Path) -> Path:
+    """bugbout.toml in a directory, or the file itself."""
+    return path if path.suffix == ".toml" else path / CONFIG_NAME
+
+
+def make_app(
+    path: Path,
+    *,
+    watch: bool = False,
+    start: bool = False,
+    clock: Clock = utc_now,
+) -> BugboutApp:
+    """The app for the project at `path`; the command line and the tests both use it."""
+    return BugboutApp(
+        config_path_for(path.expanduser().absolute()),
+        launch=Launch(watch=watch, start=start),
+        clock=clock,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="bugbout-tui",
+        description="Race coding agents on bugs your repository already fixed, and watch "
+        "it happen: config, tasks, the live race, the cross-examination matrix, verdicts "
+        "and the report in one terminal app.",
+    )
+    parser.add_argument(
+        "path",
+        nargs="?",
+        type=Path,
+        help="the project (default: here); with --demo, where to build the demo",
+    )
+    how = parser.add_mutually_exclusive_group()
+    how.add_argument("--demo", action="store_true", help="open a fresh demo bout and start it")
+    how.add_argument(
+        "--watch",
+        action="store_true",
+        help="follow a bout that `bugbout run` is running on this project (read-only)",
+    )
+    how.add_argument("--run", action="store_true", help="start the bout at once")
+    args = parser.parse_args(argv)
+    path: Path = args.path or Path()
+    if args.demo:
+        try:
+            path = open_demo(args.path)
+        except BugboutError as exc:
+            print(f"bugbout-tui: {inert(str(exc))}", file=sys.stderr)
+            return exc.exit_code
+    app = make_app(path, watch=args.watch, start=args.run or args.demo)
+    app.run()
+    return app.return_code or 0
+
+
+def open_demo(root: Path | None) -> Path:
+    """A fresh demo project (its sample repository, issues and scripted agents)."""
+    check_pytest()
+    print("Building the demo project…", file=sys.stderr)
+    demo, _ = prepare_demo(root, fresh=True)
+    return demo.root
