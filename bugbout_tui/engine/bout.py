@@ -38,9 +38,6 @@ from bugbout_tui.infra.sandbox import Sandbox, select_sandbox
 from bugbout_tui.report import Report
 from bugbout_tui.rules.judge import VerdictSet
 
-RUNNABLE_STAGES: tuple[Stage, ...] = STAGES
-"""Every stage, in order; `--until` accepts each."""
-
 
 class Bout:
     """One project's pipeline. Every stage reads what the last run stored and adds to it."""
@@ -298,8 +295,8 @@ def _user_error(group: BaseExceptionGroup[BaseException]) -> BugboutError | None
 
 def _stages_until(until: Stage | None) -> tuple[Stage, ...]:
     if until is None:
-        return RUNNABLE_STAGES
-    if until not in RUNNABLE_STAGES:
-        known = ", ".join(RUNNABLE_STAGES)
+        return STAGES
+    if until not in STAGES:
+        known = ", ".join(STAGES)
         raise UsageError(f"cannot run until '{until}'; choose one of: {known}")
-    return RUNNABLE_STAGES[: RUNNABLE_STAGES.index(until) + 1]
+    return STAGES[: STAGES.index(until) + 1]

@@ -33,6 +33,7 @@ from bugbout_tui.core.config import CONFIG_NAME
 from bugbout_tui.core.config_errors import ConfigError
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.events import (
+    STAGES,
     AttemptFinished,
     AttemptOutput,
     BoutFinished,
@@ -43,7 +44,7 @@ from bugbout_tui.core.events import (
 from bugbout_tui.core.store import Store
 from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.demo.project import check_pytest, prepare_demo
-from bugbout_tui.engine.bout import RUNNABLE_STAGES, Bout
+from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.state import BoutState
 from bugbout_tui.infra.detect import write_initial_config
@@ -585,7 +586,7 @@ class BugboutApp(App[int]):
         return EngineStatus("idle · s starts the bout", "dim")
 
     def refresh_header(self, screen: BoutScreen) -> None:
-        planned = self.state.planned or list(RUNNABLE_STAGES)
+        planned = self.state.planned or list(STAGES)
         note: Text | None = None
         if self.state.errors:
             count = len(self.state.errors)
