@@ -21,18 +21,15 @@ from pathlib import Path
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.events import ErrorRaised, StageProgress
 from bugbout_tui.core.models import Attempt, Cell, Matrix, Task, TreeRun
-from bugbout_tui.engine.bus import EventBus
-from bugbout_tui.engine.project import Project
+from bugbout_tui.engine.context import StageContext
 from bugbout_tui.engine.testing import (
-    PytestStage,
+    PytestRunner,
     import_paths,
     tests_dir_at,
     transient_failure,
 )
-from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.pytest_each import SeparateRun
 from bugbout_tui.infra.pytest_run import TestRun
-from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
 from bugbout_tui.infra.workcopy import apply_patch
 from bugbout_tui.rules.examine import (
@@ -75,23 +72,19 @@ class _Setup:
     must not call subscribers)."""
 
 
-class CrossExamination(PytestStage):
+class CrossExamination(PytestRunner):
     """Builds, runs and stores each task's cross-examination matrix."""
 
     stage_dir = "examine"
 
     def __init__(
         self,
-        project: Project,
-        repo: Path,
-        environment: Environment,
-        sandbox: Sandbox,
-        bus: EventBus,
+        context: StageContext,
         *,
         vendors: Mapping[str, str],
         parallel: int | None = None,
     ) -> None:
-        super().__init__(project, repo, environment, sandbox, bus, parallel=parallel)
+        super().__init__(context, parallel=parallel)
         self.vendors = dict(vendors)
 
     def matrix_path(self, task_id: str) -> Path:

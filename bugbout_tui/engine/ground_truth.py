@@ -22,12 +22,8 @@ from pathlib import Path
 
 from bugbout_tui.core.events import ErrorRaised, StageProgress
 from bugbout_tui.core.models import Conditions, Oracle, OracleSet, Task
-from bugbout_tui.engine.bus import EventBus
-from bugbout_tui.engine.project import Project
-from bugbout_tui.engine.testing import PytestStage, first_error, transient_failure
-from bugbout_tui.infra.env import Environment
+from bugbout_tui.engine.testing import PytestRunner, first_error, transient_failure
 from bugbout_tui.infra.pytest_run import TestRun, expand_collection_errors
-from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
 from bugbout_tui.rules.examine import is_test_module
 from bugbout_tui.rules.ground_truth import PASSING, compute_oracle, unrunnable
@@ -38,24 +34,10 @@ _LISTED = 3
 """How many failing tests a reason names before it only counts the rest."""
 
 
-class GroundTruth(PytestStage):
+class GroundTruth(PytestRunner):
     """Runs and stores the oracles of a project's tasks."""
 
     stage_dir = "oracle"
-
-    def __init__(
-        self,
-        project: Project,
-        repo: Path,
-        environment: Environment,
-        sandbox: Sandbox,
-        bus: EventBus,
-        *,
-        retry_failed: bool = False,
-        parallel: int | None = None,
-    ) -> None:
-        super().__init__(project, repo, environment, sandbox, bus, parallel=parallel)
-        self.retry_failed = retry_failed
 
     def needs_run(self, stored: Oracle | None, current: Conditions) -> bool:
         """Whether a task's oracle is to be made (again).

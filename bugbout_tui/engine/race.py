@@ -36,15 +36,14 @@ from bugbout_tui.core.events import (
 from bugbout_tui.core.models import Attempt, Task, Tokens
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.core.paths import bugbout_home, known_homes
-from bugbout_tui.engine.bus import EventBus
-from bugbout_tui.engine.project import Project
+from bugbout_tui.engine.context import StageContext, StageRunner
 from bugbout_tui.engine.scheduler import Job, QuotaParkedError, run_in_lanes
 from bugbout_tui.engine.testing import import_paths, tests_dir_at
 from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.git import repository_paths
 from bugbout_tui.infra.proc import command_line_problem, run_process
 from bugbout_tui.infra.programs import interpreter_paths
-from bugbout_tui.infra.sandbox import Confinement, Sandbox, View
+from bugbout_tui.infra.sandbox import Confinement, View
 from bugbout_tui.infra.trees import repo_key
 from bugbout_tui.infra.workcopy import harvest, prepare_working_copy
 from bugbout_tui.rules.prompts import Role, render_prompt
@@ -149,37 +148,22 @@ def _keep_plain_files(root: Path) -> None:
                     os.unlink(path)
 
 
-class Race:
+class Race(StageRunner):
     """Runs the attempts a bout still needs and returns every stored attempt per task."""
 
-    def __init__(
-        self,
-        project: Project,
-        repo: Path,
-        environment: Environment,
-        sandbox: Sandbox,
-        bus: EventBus,
-        entrants: Sequence[Entrant],
-        *,
-        retry_failed: bool = False,
-    ) -> None:
-        self.project = project
-        self.repo = repo
-        self.environment = environment
-        self.sandbox = sandbox
-        self.bus = bus
+    def __init__(self, context: StageContext, entrants: Sequence[Entrant]) -> None:
+        super().__init__(context)
         self.entrants = list(entrants)
-        self.retry_failed = retry_failed
-        self.scratch = bugbout_home() / "attempts" / repo_key(repo)
+        self.scratch = bugbout_home() / "attempts" / repo_key(self.repo)
         project_paths = _unique(
-            [project.store.root, project.dir.resolve(), *repository_paths(repo)]
+            [self.project.store.root, self.project.dir.resolve(), *repository_paths(self.repo)]
         )
         self.hidden = (*known_homes(), *project_paths)
         """What no agent may read: every bugbout home (the fix's pristine trees, clones,
         other attempts, the demo's store), the store, the project and the repository
         with its history. An attempt's own directories are writable inside a home, so
         they stay visible."""
-        self.readable = interpreter_paths(environment.python, hidden=project_paths)
+        self.readable = interpreter_paths(self.environment.python, hidden=project_paths)
         """The test interpreter's paths, shown again where they lie in a hidden path (a
         test environment in a bugbout home, a `.venv` inside the project): the prompt
         tells the agent to run the tests with it."""

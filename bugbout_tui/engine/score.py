@@ -22,7 +22,7 @@ from urllib.parse import quote
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.events import ErrorRaised, StageProgress
 from bugbout_tui.core.models import Attempt, Oracle, OracleSet, Resolution, ResolutionSet, Task
-from bugbout_tui.engine.testing import PytestStage
+from bugbout_tui.engine.testing import PytestRunner
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
 from bugbout_tui.infra.workcopy import apply_patch
 from bugbout_tui.rules.examine import is_test_module
@@ -38,7 +38,7 @@ from bugbout_tui.rules.score import (
 )
 
 
-class Scoring(PytestStage):
+class Scoring(PytestRunner):
     """Scores and stores every contestant's patch on every scored task."""
 
     stage_dir = "score"

@@ -15,13 +15,10 @@ from pathlib import Path, PurePosixPath
 from bugbout_tui.core.events import TestRunFinished, TestRunStarted
 from bugbout_tui.core.models import Conditions
 from bugbout_tui.core.paths import bugbout_home
-from bugbout_tui.engine.bus import EventBus
-from bugbout_tui.engine.project import Project
-from bugbout_tui.infra.env import Environment
+from bugbout_tui.engine.context import StageContext, StageRunner
 from bugbout_tui.infra.git import repository_paths
 from bugbout_tui.infra.pytest_each import SeparateRun, run_each
 from bugbout_tui.infra.pytest_run import PytestCommand, TestRun, run_pytest
-from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.infra.trees import repo_key
 
 _TRANSIENT_TROUBLE = (
@@ -69,7 +66,7 @@ def tests_dir_at(tree: Path, tests: str, test_files: Iterable[str]) -> str | Non
 
 def transient_failure(run: TestRun) -> bool:
     """Whether a run failed in a way that may pass, so its result is no answer, when the
-    code it ran is trusted (see `PytestStage.machine_failed` for code that is not).
+    code it ran is trusted (see `PytestRunner.machine_failed` for code that is not).
 
     pytest that ended a session by itself answered, whatever the status: tests that
     fail, a usage error from the project's conftest or pytest-args, an internal error
@@ -109,29 +106,17 @@ def first_error(text: str, *, tree: Path | None = None) -> str:
     return f"{head} {exception}" if exception and exception not in head else head
 
 
-class PytestStage:
-    """Base of the stages that run tests; `scratch` is this stage's own work area."""
+class PytestRunner(StageRunner):
+    """Base of the runners of the stages that run the project's tests (ground truth,
+    cross-examination, scoring); `scratch` is the stage's own work area."""
 
     stage_dir: str = "tests"
 
-    def __init__(
-        self,
-        project: Project,
-        repo: Path,
-        environment: Environment,
-        sandbox: Sandbox,
-        bus: EventBus,
-        *,
-        parallel: int | None = None,
-    ) -> None:
-        self.project = project
-        self.repo = repo
-        self.environment = environment
-        self.sandbox = sandbox
-        self.bus = bus
+    def __init__(self, context: StageContext, *, parallel: int | None = None) -> None:
+        super().__init__(context)
         self.parallel = parallel or os.cpu_count() or 1
-        self.scratch = bugbout_home() / "work" / repo_key(repo) / self.stage_dir
-        self.hidden = (*repository_paths(repo), project.dir)
+        self.scratch = bugbout_home() / "work" / repo_key(self.repo) / self.stage_dir
+        self.hidden = (*repository_paths(self.repo), self.project.dir)
         """What a test interpreter's paths must not bring into view (see `PytestCommand`)."""
 
     def conditions(self, *, suite: bool = False) -> Conditions:

@@ -396,6 +396,7 @@ def test_a_python_without_pytest_is_named(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- the whole demo, twice
 
+
 def bugbout(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "bugbout_tui", *args],
