@@ -135,10 +135,10 @@ class Bout:
         return self.report
 
     async def _run_stage(self, stage: Stage) -> None:
-        step = _STEPS[stage]
+        entry = _BY_STAGE[stage]
         self.bus.emit(StageStarted(stage=stage))
-        await step.run(self)
-        self.bus.emit(StageFinished(stage=stage, summary=step.summary(self)))
+        await entry.run(self)
+        self.bus.emit(StageFinished(stage=stage, summary=entry.summary(self)))
 
     async def _mine(self) -> None:
         self.taskset = await asyncio.to_thread(mine_tasks, self.project)
@@ -293,24 +293,24 @@ class Bout:
 
 
 @dataclass(frozen=True)
-class _Step:
+class _StageEntry:
     """How the bout runs one stage, and the summary its `StageFinished` carries."""
 
     run: Callable[[Bout], Awaitable[None]]
     summary: Callable[[Bout], str]
 
 
-_STEPS: dict[Stage, _Step] = {
-    "mine": _Step(Bout._mine, Bout._mine_summary),
-    "ground-truth": _Step(Bout._ground_truth, Bout._ground_truth_summary),
-    "race": _Step(Bout._race, Bout._race_summary),
-    "examine": _Step(Bout._examine, Bout._examine_summary),
-    "judge": _Step(Bout._judge, Bout._judge_summary),
-    "score": _Step(Bout._score, Bout._score_summary),
-    "report": _Step(Bout._report, Bout._report_summary),
+_BY_STAGE: dict[Stage, _StageEntry] = {
+    "mine": _StageEntry(Bout._mine, Bout._mine_summary),
+    "ground-truth": _StageEntry(Bout._ground_truth, Bout._ground_truth_summary),
+    "race": _StageEntry(Bout._race, Bout._race_summary),
+    "examine": _StageEntry(Bout._examine, Bout._examine_summary),
+    "judge": _StageEntry(Bout._judge, Bout._judge_summary),
+    "score": _StageEntry(Bout._score, Bout._score_summary),
+    "report": _StageEntry(Bout._report, Bout._report_summary),
 }
-"""Every stage of `STAGES`, in its order: adding a stage is one entry here."""
-assert tuple(_STEPS) == STAGES, "every stage has one step, in the order of STAGES"
+"""Every stage of `STAGES`, in its order: a new stage is its name there and one entry here."""
+assert tuple(_BY_STAGE) == STAGES, "every stage has one entry, in the order of STAGES"
 
 
 def _user_error(group: BaseExceptionGroup[BaseException]) -> BugboutError | None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout_tui.core.errors import BugboutError
-from bugbout_tui.core.events import ErrorRaised, StageProgress
+from bugbout_tui.core.events import ErrorRaised
 from bugbout_tui.core.models import Attempt, Cell, Matrix, Task, TreeRun
 from bugbout_tui.engine.context import StageContext
 from bugbout_tui.engine.testing import (
@@ -96,28 +96,18 @@ class CrossExamination(PytestRunner):
         """Every task's matrix, task id → matrix; a task that cannot be set up is left
         out, with an error event saying why."""
         runs = asyncio.Semaphore(self.parallel)
-        # Tasks in flight are bounded too, so scratch trees and overlays stay few.
-        in_flight = asyncio.Semaphore(self.parallel)
         matrices: dict[str, Matrix] = {}
-        done = 0
 
-        async def one(task: Task) -> None:
-            nonlocal done
-            async with in_flight:
-                try:
-                    matrices[task.id] = await self._matrix_for(
-                        task, attempts.get(task.id, ()), runs
-                    )
-                except BugboutError as exc:
-                    self.bus.emit(ErrorRaised(message=exc.message, task=task.id))
-            done += 1
-            self.bus.emit(
-                StageProgress(stage="examine", done=done, total=len(tasks), detail=task.id)
-            )
+        async def examine(task: Task) -> None:
+            try:
+                matrices[task.id] = await self._matrix_for(task, attempts.get(task.id, ()), runs)
+            except BugboutError as exc:
+                self.bus.emit(ErrorRaised(message=exc.message, task=task.id))
 
-        async with asyncio.TaskGroup() as group:
-            for task in tasks:
-                group.create_task(one(task))
+        # Tasks in flight are bounded too, so scratch trees and overlays stay few.
+        await self.side_by_side(
+            "examine", tasks, examine, label=lambda task: task.id, total=len(tasks)
+        )
         return {task.id: matrices[task.id] for task in tasks if task.id in matrices}
 
     async def _matrix_for(

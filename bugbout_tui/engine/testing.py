@@ -7,19 +7,24 @@ every run on the bus the same way.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
-from collections.abc import Iterable, Sequence
+import shutil
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path, PurePosixPath
+from typing import TypeVar
 
-from bugbout_tui.core.events import TestRunFinished, TestRunStarted
-from bugbout_tui.core.models import Conditions
+from bugbout_tui.core.events import Stage, StageProgress, TestRunFinished, TestRunStarted
+from bugbout_tui.core.models import Conditions, Task
 from bugbout_tui.core.paths import bugbout_home
 from bugbout_tui.engine.context import StageContext, StageRunner
 from bugbout_tui.infra.git import repository_paths
 from bugbout_tui.infra.pytest_each import SeparateRun, run_each
 from bugbout_tui.infra.pytest_run import PytestCommand, TestRun, run_pytest
 from bugbout_tui.infra.trees import repo_key
+
+T = TypeVar("T")
 
 _TRANSIENT_TROUBLE = (
     "No space left on device",
@@ -62,6 +67,18 @@ def tests_dir_at(tree: Path, tests: str, test_files: Iterable[str]) -> str | Non
             common = common.parent
     found = str(common)
     return found if found not in ("", ".") and (tree / found).is_dir() else None
+
+
+def put_fix_tests(tree: Path, fixed: Path, task: Task) -> None:
+    """Lay the fix's test files and test data over `tree`, from `fixed` (the fix's
+    pristine tree); a file the fix deleted is deleted from `tree` too."""
+    for path in [*task.test_files, *task.test_data_files]:
+        target = tree / path
+        if (fixed / path).is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(fixed / path, target)
+        else:
+            target.unlink(missing_ok=True)
 
 
 def transient_failure(run: TestRun) -> bool:
@@ -152,6 +169,32 @@ class PytestRunner(StageRunner):
             timeout=cfg.run.test_timeout,
             hidden=self.hidden,
         )
+
+    async def side_by_side(
+        self,
+        stage: Stage,
+        items: Sequence[T],
+        work: Callable[[T], Awaitable[None]],
+        *,
+        label: Callable[[T], str],
+        total: int,
+        done: int = 0,
+    ) -> None:
+        """`work` on every item, `parallel` at a time; each item's end is the stage's
+        progress on the bus, counted on from `done` (the items it need not run) to
+        `total`, with the item's `label`."""
+        gate = asyncio.Semaphore(self.parallel)
+
+        async def one(item: T) -> None:
+            nonlocal done
+            async with gate:
+                await work(item)
+            done += 1
+            self.bus.emit(StageProgress(stage=stage, done=done, total=total, detail=label(item)))
+
+        async with asyncio.TaskGroup() as group:
+            for item in items:
+                group.create_task(one(item))
 
     async def run_tests(
         self,
