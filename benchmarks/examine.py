@@ -31,6 +31,7 @@ from pathlib import Path
 import bugbout_tui.engine.testing as testing_engine
 from bugbout_tui.core.models import Attempt, IssueRef, Task
 from bugbout_tui.engine.bus import EventBus
+from bugbout_tui.engine.context import StageContext
 from bugbout_tui.engine.examine import CrossExamination
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.env import Environment
@@ -195,7 +196,8 @@ def examine(
 
     testing_engine.run_each = counted  # type: ignore[attr-defined]
     environment = Environment(python=Path(sys.executable), root=None, key="bench", built=False)
-    stage = CrossExamination(project, project.dir, environment, sandbox, EventBus(), vendors={})
+    context = StageContext(project, project.dir, environment, sandbox, EventBus())
+    stage = CrossExamination(context, vendors={})
     started = time.monotonic()
     matrix = asyncio.run(stage.run([task], {task.id: attempts}))[task.id]
     wall = time.monotonic() - started

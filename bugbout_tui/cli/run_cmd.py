@@ -8,8 +8,8 @@ from typing import Any, cast
 from bugbout_tui.cli.live import LiveDisplay
 from bugbout_tui.cli.output import stderr
 from bugbout_tui.cli.stopping import run_stoppable
-from bugbout_tui.core.events import Stage
-from bugbout_tui.engine.bout import RUNNABLE_STAGES, Bout
+from bugbout_tui.core.events import STAGES, Stage
+from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
 from bugbout_tui.report import Report
 
@@ -29,9 +29,9 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     """`--until` and `--retry-failed`, which every command running a bout takes."""
     parser.add_argument(
         "--until",
-        choices=RUNNABLE_STAGES,
+        choices=STAGES,
         metavar="STAGE",
-        help=f"stop after this stage ({', '.join(RUNNABLE_STAGES)})",
+        help=f"stop after this stage ({', '.join(STAGES)})",
     )
     parser.add_argument(
         "--retry-failed",

@@ -6,7 +6,8 @@ import asyncio
 import contextlib
 import os
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout_tui.agents.base import CodingAgent
@@ -23,6 +24,7 @@ from bugbout_tui.core.events import (
 )
 from bugbout_tui.core.models import Attempt, Matrix, OracleSet, ResolutionSet, Task, TaskSet
 from bugbout_tui.engine.bus import EventBus
+from bugbout_tui.engine.context import StageContext
 from bugbout_tui.engine.environment import project_environment
 from bugbout_tui.engine.examine import CrossExamination
 from bugbout_tui.engine.ground_truth import GroundTruth
@@ -38,8 +40,8 @@ from bugbout_tui.infra.sandbox import Sandbox, select_sandbox
 from bugbout_tui.report import Report
 from bugbout_tui.rules.judge import VerdictSet
 
-RUNNABLE_STAGES: tuple[Stage, ...] = STAGES
-"""Every stage, in order; `--until` accepts each."""
+_DONE = "done"
+"""The summary of a stage that has nothing to count."""
 
 
 class Bout:
@@ -72,7 +74,8 @@ class Bout:
         self._repo: Path | None = None
         self._environment: Environment | None = None
         self._sandbox: Sandbox | None = None
-        self._race: Race | None = None
+        self._context: StageContext | None = None
+        self._running_race: Race | None = None
 
     @classmethod
     def load(cls, path: str | Path = ".") -> Bout:
@@ -88,7 +91,7 @@ class Bout:
         again; the rest of the race goes on. Returns False when no race is running or
         that attempt is not pending in it. Call it from the loop that runs `arun`.
         """
-        return self._race is not None and self._race.cancel(attempt_id)
+        return self._running_race is not None and self._running_race.cancel(attempt_id)
 
     def run(self, *, until: Stage | None = None) -> Report | None:
         """Run the pipeline to `until` (default: the end) and return the report, if reached."""
@@ -111,8 +114,7 @@ class Bout:
             try:
                 try:
                     for stage in stages:
-                        async with self._stage(stage):
-                            await self._run_stage(stage)
+                        await self._run_stage(stage)
                 except BaseExceptionGroup as group:
                     error = _user_error(group)
                     if error is None:
@@ -132,71 +134,54 @@ class Bout:
                 self.bus.close()
         return self.report
 
-    @contextlib.asynccontextmanager
-    async def _stage(self, stage: Stage) -> AsyncIterator[None]:
-        self.bus.emit(StageStarted(stage=stage))
-        yield
-        self.bus.emit(StageFinished(stage=stage, summary=self._summary(stage)))
-
     async def _run_stage(self, stage: Stage) -> None:
-        if stage == "mine":
-            self.taskset = await asyncio.to_thread(mine_tasks, self.project)
-        elif stage == "ground-truth":
-            truth = GroundTruth(
-                self.project,
-                self.repo(),
-                await self.environment(),
-                self.sandbox(),
-                self.bus,
-                retry_failed=self.retry_failed,
-            )
-            self.oracles = await truth.run(self.raceable_tasks())
-        elif stage == "race":
-            race = self._race = Race(
-                self.project,
-                self.repo(),
-                await self.environment(),
-                self.sandbox(),
-                self.bus,
-                self.entrants(),
-                retry_failed=self.retry_failed,
-            )
-            try:
-                self.attempts = await race.run(self.scored_tasks())
-            finally:
-                self._race = None
-        elif stage == "examine":
-            examination = CrossExamination(
-                self.project,
-                self.repo(),
-                await self.environment(),
-                self.sandbox(),
-                self.bus,
-                vendors={e.agent.name: e.agent.vendor or "unknown" for e in self.entrants()},
-            )
-            self.matrices = await examination.run(self.scored_tasks(), self.attempts)
-        elif stage == "judge":
-            self.verdicts = judge_matrices(self.project, self.matrices)
-        elif stage == "score":
-            assert self.oracles is not None
-            scoring = Scoring(
-                self.project, self.repo(), await self.environment(), self.sandbox(), self.bus
-            )
-            self.resolutions = await scoring.run(self.scored_tasks(), self.oracles, self.attempts)
-        elif stage == "report":
-            # The same computation as `bugbout report`: from the store, with the person's
-            # decisions, not from what this run holds in memory.
-            entrants = self.entrants()
-            self.report = load_report(
-                self.project,
-                contestants=None
-                if self._contestants is None
-                else [e.agent.name for e in entrants if e.role == "contestant"],
-                examiners=None
-                if self._examiners is None
-                else [e.agent.name for e in entrants if e.role == "examiner"],
-            )
-            write_report(self.project, self.report)
+        entry = _BY_STAGE[stage]
+        self.bus.emit(StageStarted(stage=stage))
+        await entry.run(self)
+        self.bus.emit(StageFinished(stage=stage, summary=entry.summary(self)))
+
+    async def _mine(self) -> None:
+        self.taskset = await asyncio.to_thread(mine_tasks, self.project)
+
+    async def _ground_truth(self) -> None:
+        truth = GroundTruth(await self.context())
+        self.oracles = await truth.run(self.raceable_tasks())
+
+    async def _race(self) -> None:
+        race = self._running_race = Race(await self.context(), self.entrants())
+        try:
+            self.attempts = await race.run(self.scored_tasks())
+        finally:
+            self._running_race = None
+
+    async def _examine(self) -> None:
+        context = await self.context()
+        vendors = {e.agent.name: e.agent.vendor or "unknown" for e in self.entrants()}
+        examination = CrossExamination(context, vendors=vendors)
+        self.matrices = await examination.run(self.scored_tasks(), self.attempts)
+
+    async def _judge(self) -> None:
+        self.verdicts = judge_matrices(self.project, self.matrices)
+
+    async def _score(self) -> None:
+        assert self.oracles is not None
+        scoring = Scoring(await self.context())
+        self.resolutions = await scoring.run(self.scored_tasks(), self.oracles, self.attempts)
+
+    async def _report(self) -> None:
+        # The same computation as `bugbout report`: from the store, with the person's
+        # decisions, not from what this run holds in memory.
+        entrants = self.entrants()
+        self.report = load_report(
+            self.project,
+            contestants=None
+            if self._contestants is None
+            else [e.agent.name for e in entrants if e.role == "contestant"],
+            examiners=None
+            if self._examiners is None
+            else [e.agent.name for e in entrants if e.role == "examiner"],
+        )
+        write_report(self.project, self.report)
 
     def raceable_tasks(self) -> list[Task]:
         """Mined tasks a person has not excluded (and accepted, when review is required)."""
@@ -248,37 +233,84 @@ class Bout:
             self._sandbox = select_sandbox(self.project.config.run.sandbox)
         return self._sandbox
 
-    def _summary(self, stage: Stage) -> str:
-        if stage == "mine" and self.taskset is not None:
-            summary = f"{len(self.taskset.tasks)} tasks from {self.taskset.examined} changes"
-            if self.taskset.retried:
-                summary += f"; asked again for {self.taskset.retried} issue lookups that had failed"
-            if unread := self.taskset.unread():
-                summary += f"; {unread} still unread, asked again next run"
-            return summary
-        if stage == "ground-truth" and self.oracles is not None:
-            scored = sum(1 for o in self.oracles.oracles.values() if o.scored)
-            return f"{scored} of {len(self.oracles.oracles)} tasks scored"
-        if stage == "race":
-            attempts = [a for group in self.attempts.values() for a in group]
-            counts = Counter(a.status for a in attempts)
-            shown = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-            return f"{len(attempts)} attempts ({shown or 'none'})"
-        if stage == "examine":
-            runs = sum(len(m.trees) for m in self.matrices.values())
-            return f"{len(self.matrices)} matrices, {runs} trees"
-        if stage == "judge" and self.verdicts is not None:
-            policy = self.project.config.judge.policy
-            judged = [v[policy] for v in self.verdicts.verdicts.values() if v[policy].assessments]
-            picks = sum(1 for verdict in judged if verdict.pick is not None)
-            return f"{picks} of {len(judged)} tasks with a patch picked under {policy}"
-        if stage == "score" and self.resolutions is not None:
-            patches = [r for per in self.resolutions.patches.values() for r in per.values()]
-            resolved = sum(1 for r in patches if r.status == "resolved")
-            return f"{resolved} of {len(patches)} patches resolved"
-        if stage == "report":
-            return f"written to {self.project.store.report_markdown_path}"
-        return "done"
+    async def context(self) -> StageContext:
+        """What the stages that work on the repository share, made on first need (the
+        repository opened, the environment built, the sandbox chosen, in that order)."""
+        if self._context is None:
+            self._context = StageContext(
+                self.project,
+                self.repo(),
+                await self.environment(),
+                self.sandbox(),
+                self.bus,
+                retry_failed=self.retry_failed,
+            )
+        return self._context
+
+    def _mine_summary(self) -> str:
+        if self.taskset is None:
+            return _DONE
+        summary = f"{len(self.taskset.tasks)} tasks from {self.taskset.examined} changes"
+        if self.taskset.retried:
+            summary += f"; asked again for {self.taskset.retried} issue lookups that had failed"
+        if unread := self.taskset.unread():
+            summary += f"; {unread} still unread, asked again next run"
+        return summary
+
+    def _ground_truth_summary(self) -> str:
+        if self.oracles is None:
+            return _DONE
+        scored = sum(1 for o in self.oracles.oracles.values() if o.scored)
+        return f"{scored} of {len(self.oracles.oracles)} tasks scored"
+
+    def _race_summary(self) -> str:
+        attempts = [a for group in self.attempts.values() for a in group]
+        counts = Counter(a.status for a in attempts)
+        shown = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        return f"{len(attempts)} attempts ({shown or 'none'})"
+
+    def _examine_summary(self) -> str:
+        runs = sum(len(m.trees) for m in self.matrices.values())
+        return f"{len(self.matrices)} matrices, {runs} trees"
+
+    def _judge_summary(self) -> str:
+        if self.verdicts is None:
+            return _DONE
+        policy = self.project.config.judge.policy
+        judged = [v[policy] for v in self.verdicts.verdicts.values() if v[policy].assessments]
+        picks = sum(1 for verdict in judged if verdict.pick is not None)
+        return f"{picks} of {len(judged)} tasks with a patch picked under {policy}"
+
+    def _score_summary(self) -> str:
+        if self.resolutions is None:
+            return _DONE
+        patches = [r for per in self.resolutions.patches.values() for r in per.values()]
+        resolved = sum(1 for r in patches if r.status == "resolved")
+        return f"{resolved} of {len(patches)} patches resolved"
+
+    def _report_summary(self) -> str:
+        return f"written to {self.project.store.report_markdown_path}"
+
+
+@dataclass(frozen=True)
+class _StageEntry:
+    """How the bout runs one stage, and the summary its `StageFinished` carries."""
+
+    run: Callable[[Bout], Awaitable[None]]
+    summary: Callable[[Bout], str]
+
+
+_BY_STAGE: dict[Stage, _StageEntry] = {
+    "mine": _StageEntry(Bout._mine, Bout._mine_summary),
+    "ground-truth": _StageEntry(Bout._ground_truth, Bout._ground_truth_summary),
+    "race": _StageEntry(Bout._race, Bout._race_summary),
+    "examine": _StageEntry(Bout._examine, Bout._examine_summary),
+    "judge": _StageEntry(Bout._judge, Bout._judge_summary),
+    "score": _StageEntry(Bout._score, Bout._score_summary),
+    "report": _StageEntry(Bout._report, Bout._report_summary),
+}
+"""Every stage of `STAGES`, in its order: a new stage is its name there and one entry here."""
+assert tuple(_BY_STAGE) == STAGES, "every stage has one entry, in the order of STAGES"
 
 
 def _user_error(group: BaseExceptionGroup[BaseException]) -> BugboutError | None:
@@ -298,8 +330,8 @@ def _user_error(group: BaseExceptionGroup[BaseException]) -> BugboutError | None
 
 def _stages_until(until: Stage | None) -> tuple[Stage, ...]:
     if until is None:
-        return RUNNABLE_STAGES
-    if until not in RUNNABLE_STAGES:
-        known = ", ".join(RUNNABLE_STAGES)
+        return STAGES
+    if until not in STAGES:
+        known = ", ".join(STAGES)
         raise UsageError(f"cannot run until '{until}'; choose one of: {known}")
-    return RUNNABLE_STAGES[: RUNNABLE_STAGES.index(until) + 1]
+    return STAGES[: STAGES.index(until) + 1]

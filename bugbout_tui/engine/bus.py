@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -63,7 +64,9 @@ class EventBus:
 
     An agent can print thousands of lines a second; every line is in its log file, so
     the bus passes on at most `lines_per_second` per attempt and keeps the newest
-    skipped line for the next slot, which keeps "last line" displays truthful.
+    skipped line for its next slot, which keeps "last line" displays truthful. The slot
+    is a timer on the loop that printed the line, so a burst followed by silence still
+    shows its last line a moment later, not when the attempt ends.
     """
 
     def __init__(self, journal: Path | None = None, *, lines_per_second: float = 20.0) -> None:
@@ -76,6 +79,10 @@ class EventBus:
         self._last_sent: dict[str, float] = {}
         self._held: dict[str, tuple[Literal["stdout", "stderr"], str]] = {}
         self._skipped: dict[str, int] = {}
+        self._slots: dict[str, asyncio.TimerHandle] = {}
+        """attempt → the timer that sends its held line when its slot comes."""
+        self._failure: Exception | None = None
+        """What a timer's delivery raised, for the next event to raise (see `_send_held`)."""
 
     def open_journal(self, journal: Path) -> None:
         """Start the journal afresh, the last run's kept beside it (`keep_journal`); only
@@ -103,7 +110,9 @@ class EventBus:
         """One line an agent printed; the event is built only for lines that get through,
         so a flood of output costs a counter per line, not an object."""
         now = time.monotonic()
-        if now - self._last_sent.get(attempt, 0.0) >= self._interval:
+        last = self._last_sent.get(attempt)
+        wait = 0.0 if last is None else last + self._interval - now
+        if wait <= 0:
             skipped = self._skipped.pop(attempt, 0)
             self._held.pop(attempt, None)
             self._last_sent[attempt] = now
@@ -115,9 +124,14 @@ class EventBus:
         else:
             self._held[attempt] = (stream, line)
             self._skipped[attempt] = self._skipped.get(attempt, 0) + 1
+            if attempt not in self._slots:
+                self._hold_until_slot(attempt, wait)
 
     def flush_output(self, attempt: str) -> None:
         """Send the newest held line of an attempt, e.g. just before it finishes."""
+        slot = self._slots.pop(attempt, None)
+        if slot is not None:
+            slot.cancel()
         held = self._held.pop(attempt, None)
         if held is not None:
             skipped = self._skipped.pop(attempt, 0)
@@ -132,15 +146,30 @@ class EventBus:
             )
             self._last_sent[attempt] = time.monotonic()
 
-    def flush_due(self) -> None:
-        """Send held lines whose slot has come; the engine calls this on a timer so a
-        burst followed by silence still shows its last line."""
-        now = time.monotonic()
-        for attempt in list(self._held):
-            if now - self._last_sent.get(attempt, 0.0) >= self._interval:
-                self.flush_output(attempt)
+    def _hold_until_slot(self, attempt: str, wait: float) -> None:
+        """Have the loop send `attempt`'s held line in `wait` seconds. Outside a loop (a
+        caller feeding the bus by hand) the line waits for `flush_output` instead."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._slots[attempt] = loop.call_later(wait, self._send_held, attempt)
+
+    def _send_held(self, attempt: str) -> None:
+        """The timer's delivery. Nobody awaits a timer, so what it raises (a journal that
+        cannot be written) is kept and raised by the bus's next event instead of being
+        lost to the loop's log: the run stops on it as if the line had come in time."""
+        self._slots.pop(attempt, None)
+        try:
+            self.flush_output(attempt)
+        except Exception as exc:  # kept for the next event to raise
+            self._failure = exc
 
     def close(self) -> None:
+        """Stop the timers, send every held line and close the journal."""
+        for slot in self._slots.values():
+            slot.cancel()
+        self._slots.clear()
         for attempt in list(self._held):
             self.flush_output(attempt)
         if self._journal is not None:
@@ -150,6 +179,9 @@ class EventBus:
             except OSError as exc:
                 assert self._journal_path is not None
                 raise store_error(exc, self._journal_path) from None
+        failure, self._failure = self._failure, None
+        if failure is not None:
+            raise failure
 
     def _deliver(self, event: BaseEvent) -> None:
         """To the journal, then to every subscriber.
@@ -158,7 +190,7 @@ class EventBus:
         get the event, and a `StoreError` naming the file stops the run: once; the
         events after it, the run's ending among them, reach the subscribers alone.
         """
-        failure = None
+        failure, self._failure = self._failure, None
         if self._journal is not None:
             try:
                 self._journal.write(event.model_dump_json() + "\n")

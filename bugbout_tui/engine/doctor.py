@@ -32,11 +32,11 @@ from bugbout_tui.agents.registry import agent_from_config
 from bugbout_tui.core.config import AgentConfig
 from bugbout_tui.core.errors import BugboutError, ToolMissingError
 from bugbout_tui.core.git_urls import is_git_url
-from bugbout_tui.engine.environment import packaging_tree
+from bugbout_tui.engine.environment import environment_at, project_environment
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.testing import import_paths
 from bugbout_tui.infra.detect import github_from_remote
-from bugbout_tui.infra.env import Environment, ensure_environment, find_uv
+from bugbout_tui.infra.env import Environment, find_uv
 from bugbout_tui.infra.git import (
     default_branch,
     ensure_full_history,
@@ -304,7 +304,7 @@ class _Doctor:
         name = "python"
         project = self.config.project
         if project.interpreter is not None:
-            return await self._configured_interpreter(name, project.interpreter)
+            return await self._configured_interpreter(name)
         wanted = project.python_version()
         found = await uv
         if found.value is None:
@@ -336,16 +336,10 @@ class _Doctor:
             )
         )
 
-    async def _configured_interpreter(self, name: str, interpreter: str) -> _Outcome[Environment]:
+    async def _configured_interpreter(self, name: str) -> _Outcome[Environment]:
         repository = self.config.project.repository_dir(self.project.dir) or self.project.dir
         try:
-            environment = await ensure_environment(
-                repository,
-                python=self.config.project.python_version(),
-                test_dependencies=self.config.project.test_dependencies,
-                install_project=self.config.project.install_project,
-                interpreter=interpreter,
-            )
+            environment = await environment_at(repository, self.config.project)
         except BugboutError as error:
             return _Outcome(_from_error(name, error))
         query = "import sys, pytest; print(sys.version.split()[0], pytest.__version__)"
@@ -506,16 +500,8 @@ class _Doctor:
         )
         started = time.monotonic()
         try:
-            tree = await asyncio.to_thread(packaging_tree, found.value.path, project)
             environment = await asyncio.wait_for(
-                ensure_environment(
-                    tree,
-                    python=project.python_version(),
-                    test_dependencies=project.test_dependencies,
-                    install_project=project.install_project,
-                    interpreter=None,
-                ),
-                BUILD_TIMEOUT,
+                project_environment(found.value.path, project), BUILD_TIMEOUT
             )
         except BugboutError as error:
             return _Outcome(_build_failure(name, error))

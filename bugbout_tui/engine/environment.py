@@ -26,10 +26,18 @@ def packaging_tree(repo: Path, project: ProjectConfig) -> Path:
 
 
 async def project_environment(repo: Path, project: ProjectConfig) -> Environment:
-    """The environment for `project`'s tests, built on first use (see `ensure_environment`)."""
+    """The environment for `project`'s tests, built on first use from `repo`'s packaging
+    files (see `packaging_tree`)."""
     tree = await asyncio.to_thread(packaging_tree, repo, project)
+    return await environment_at(tree, project)
+
+
+async def environment_at(root: Path, project: ProjectConfig) -> Environment:
+    """The environment `project` configures, with `root` as the project's root: where
+    the packaging files are read and a relative `interpreter` is found (see
+    `ensure_environment`)."""
     return await ensure_environment(
-        tree,
+        root,
         python=project.python_version(),
         test_dependencies=project.test_dependencies,
         install_project=project.install_project,

@@ -19,21 +19,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout_tui.core.errors import BugboutError
-from bugbout_tui.core.events import ErrorRaised, StageProgress
+from bugbout_tui.core.events import ErrorRaised
 from bugbout_tui.core.models import Attempt, Cell, Matrix, Task, TreeRun
-from bugbout_tui.engine.bus import EventBus
-from bugbout_tui.engine.project import Project
+from bugbout_tui.engine.context import StageContext
 from bugbout_tui.engine.testing import (
-    PytestStage,
+    PytestRunner,
     import_paths,
     tests_dir_at,
     transient_failure,
 )
 from bugbout_tui.infra.apply import apply_patch
-from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.pytest_each import SeparateRun
 from bugbout_tui.infra.pytest_run import TestRun
-from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
 from bugbout_tui.rules.examine import (
     AUTHORS_DIR,
@@ -75,23 +72,19 @@ class _Setup:
     must not call subscribers)."""
 
 
-class CrossExamination(PytestStage):
+class CrossExamination(PytestRunner):
     """Builds, runs and stores each task's cross-examination matrix."""
 
     stage_dir = "examine"
 
     def __init__(
         self,
-        project: Project,
-        repo: Path,
-        environment: Environment,
-        sandbox: Sandbox,
-        bus: EventBus,
+        context: StageContext,
         *,
         vendors: Mapping[str, str],
         parallel: int | None = None,
     ) -> None:
-        super().__init__(project, repo, environment, sandbox, bus, parallel=parallel)
+        super().__init__(context, parallel=parallel)
         self.vendors = dict(vendors)
 
     def matrix_path(self, task_id: str) -> Path:
@@ -103,28 +96,18 @@ class CrossExamination(PytestStage):
         """Every task's matrix, task id → matrix; a task that cannot be set up is left
         out, with an error event saying why."""
         runs = asyncio.Semaphore(self.parallel)
-        # Tasks in flight are bounded too, so scratch trees and overlays stay few.
-        in_flight = asyncio.Semaphore(self.parallel)
         matrices: dict[str, Matrix] = {}
-        done = 0
 
-        async def one(task: Task) -> None:
-            nonlocal done
-            async with in_flight:
-                try:
-                    matrices[task.id] = await self._matrix_for(
-                        task, attempts.get(task.id, ()), runs
-                    )
-                except BugboutError as exc:
-                    self.bus.emit(ErrorRaised(message=exc.message, task=task.id))
-            done += 1
-            self.bus.emit(
-                StageProgress(stage="examine", done=done, total=len(tasks), detail=task.id)
-            )
+        async def examine(task: Task) -> None:
+            try:
+                matrices[task.id] = await self._matrix_for(task, attempts.get(task.id, ()), runs)
+            except BugboutError as exc:
+                self.bus.emit(ErrorRaised(message=exc.message, task=task.id))
 
-        async with asyncio.TaskGroup() as group:
-            for task in tasks:
-                group.create_task(one(task))
+        # Tasks in flight are bounded too, so scratch trees and overlays stay few.
+        await self.side_by_side(
+            "examine", tasks, examine, label=lambda task: task.id, total=len(tasks)
+        )
         return {task.id: matrices[task.id] for task in tasks if task.id in matrices}
 
     async def _matrix_for(

@@ -20,14 +20,15 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from bugbout_tui.core.events import ErrorRaised, StageProgress
+from bugbout_tui.core.events import ErrorRaised
 from bugbout_tui.core.models import Conditions, Oracle, OracleSet, Task
-from bugbout_tui.engine.bus import EventBus
-from bugbout_tui.engine.project import Project
-from bugbout_tui.engine.testing import PytestStage, first_error, transient_failure
-from bugbout_tui.infra.env import Environment
+from bugbout_tui.engine.testing import (
+    PytestRunner,
+    first_error,
+    put_fix_tests,
+    transient_failure,
+)
 from bugbout_tui.infra.pytest_run import TestRun, expand_collection_errors
-from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
 from bugbout_tui.rules.examine import is_test_module
 from bugbout_tui.rules.ground_truth import PASSING, compute_oracle, unrunnable
@@ -38,24 +39,10 @@ _LISTED = 3
 """How many failing tests a reason names before it only counts the rest."""
 
 
-class GroundTruth(PytestStage):
+class GroundTruth(PytestRunner):
     """Runs and stores the oracles of a project's tasks."""
 
     stage_dir = "oracle"
-
-    def __init__(
-        self,
-        project: Project,
-        repo: Path,
-        environment: Environment,
-        sandbox: Sandbox,
-        bus: EventBus,
-        *,
-        retry_failed: bool = False,
-        parallel: int | None = None,
-    ) -> None:
-        super().__init__(project, repo, environment, sandbox, bus, parallel=parallel)
-        self.retry_failed = retry_failed
 
     def needs_run(self, stored: Oracle | None, current: Conditions) -> bool:
         """Whether a task's oracle is to be made (again).
@@ -85,26 +72,23 @@ class GroundTruth(PytestStage):
                 adopted = True
         if adopted:
             store.write(store.oracles_path, oracles)
-        done = len(tasks) - len(todo)
-        gate = asyncio.Semaphore(self.parallel)
 
-        async def one(task: Task) -> None:
-            nonlocal done
-            async with gate:
-                oracle = await self.oracle_for(task, current)
+        async def settle(task: Task) -> None:
+            oracle = await self.oracle_for(task, current)
             if oracle is not None:
                 oracles.oracles[task.id] = oracle
                 store.write(store.oracles_path, oracles)
             elif oracles.oracles.pop(task.id, None) is not None:  # stale, and no answer now
                 store.write(store.oracles_path, oracles)
-            done += 1
-            self.bus.emit(
-                StageProgress(stage="ground-truth", done=done, total=len(tasks), detail=task.id)
-            )
 
-        async with asyncio.TaskGroup() as group:
-            for task in todo:
-                group.create_task(one(task))
+        await self.side_by_side(
+            "ground-truth",
+            todo,
+            settle,
+            label=lambda task: task.id,
+            total=len(tasks),
+            done=len(tasks) - len(todo),
+        )
         return oracles
 
     def logs_for(self, task: Task) -> Path:
@@ -189,13 +173,7 @@ class GroundTruth(PytestStage):
         """Scratch copies: the base with the fix's test files put in, and the fix."""
         fixed = pristine_tree(self.repo, task.fix_commit)
         base = copy_tree(pristine_tree(self.repo, task.base_commit), workspace / "base")
-        for path in [*task.test_files, *task.test_data_files]:
-            target = base / path
-            if (fixed / path).is_file():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(fixed / path, target)
-            else:
-                target.unlink(missing_ok=True)
+        put_fix_tests(base, fixed, task)
         return base, copy_tree(fixed, workspace / "fix")
 
 

@@ -16,13 +16,20 @@ import shutil
 import stat
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 from urllib.parse import quote
 
-from bugbout_tui.agents.base import STDERR_LOG, STDOUT_LOG, CodingAgent, Session
+from bugbout_tui.agents.base import (
+    STDERR_LOG,
+    STDOUT_LOG,
+    CodingAgent,
+    Invocation,
+    RunReport,
+    Session,
+)
 from bugbout_tui.core.config import ProjectConfig
 from bugbout_tui.core.errors import BugboutError, ToolMissingError, UsageError
 from bugbout_tui.core.events import (
@@ -36,17 +43,16 @@ from bugbout_tui.core.events import (
 from bugbout_tui.core.models import Attempt, Task, Tokens
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.core.paths import bugbout_home, known_homes
-from bugbout_tui.engine.bus import EventBus
-from bugbout_tui.engine.project import Project
+from bugbout_tui.engine.context import StageContext, StageRunner
 from bugbout_tui.engine.scheduler import Job, QuotaParkedError, run_in_lanes
 from bugbout_tui.engine.testing import import_paths, tests_dir_at
 from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.git import repository_paths
-from bugbout_tui.infra.proc import command_line_problem, run_process
+from bugbout_tui.infra.proc import ProcessResult, command_line_problem, run_process
 from bugbout_tui.infra.programs import interpreter_paths
-from bugbout_tui.infra.sandbox import Confinement, Sandbox, View
+from bugbout_tui.infra.sandbox import Confinement, View
 from bugbout_tui.infra.trees import repo_key
-from bugbout_tui.infra.workcopy import harvest, prepare_working_copy
+from bugbout_tui.infra.workcopy import WorkingCopy, harvest, prepare_working_copy
 from bugbout_tui.rules.prompts import Role, render_prompt
 
 SUMMARY_LIMIT = 4000
@@ -149,37 +155,57 @@ def _keep_plain_files(root: Path) -> None:
                     os.unlink(path)
 
 
-class Race:
+@dataclass
+class _InProgress:
+    """An attempt under way: what its record says, whichever way it ends.
+
+    `folder` holds its agent's logs, home and working copy; an attempt ended before it
+    had one (cancelled while queued, never let out of a spent quota) has none.
+    """
+
+    task: Task
+    entrant: Entrant
+    id: str
+    folder: Path | None = None
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    clock: float = field(default_factory=time.monotonic)
+
+    @property
+    def workspace(self) -> Path:
+        assert self.folder is not None, "an attempt not begun has no folder"
+        return self.folder
+
+    @property
+    def logdir(self) -> Path:
+        return self.workspace / "logs"
+
+
+@dataclass(frozen=True)
+class _Launch:
+    """What an attempt's agent is started with."""
+
+    copy: WorkingCopy
+    prompt: str
+    session: Session
+    invocation: Invocation
+
+
+class Race(StageRunner):
     """Runs the attempts a bout still needs and returns every stored attempt per task."""
 
-    def __init__(
-        self,
-        project: Project,
-        repo: Path,
-        environment: Environment,
-        sandbox: Sandbox,
-        bus: EventBus,
-        entrants: Sequence[Entrant],
-        *,
-        retry_failed: bool = False,
-    ) -> None:
-        self.project = project
-        self.repo = repo
-        self.environment = environment
-        self.sandbox = sandbox
-        self.bus = bus
+    def __init__(self, context: StageContext, entrants: Sequence[Entrant]) -> None:
+        super().__init__(context)
         self.entrants = list(entrants)
-        self.retry_failed = retry_failed
-        self.scratch = bugbout_home() / "attempts" / repo_key(repo)
+        self.scratch = bugbout_home() / "attempts" / repo_key(self.repo)
         project_paths = _unique(
-            [project.store.root, project.dir.resolve(), *repository_paths(repo)]
+            [self.project.store.root, self.project.dir.resolve(), *repository_paths(self.repo)]
         )
         self.hidden = (*known_homes(), *project_paths)
         """What no agent may read: every bugbout home (the fix's pristine trees, clones,
         other attempts, the demo's store), the store, the project and the repository
         with its history. An attempt's own directories are writable inside a home, so
         they stay visible."""
-        self.readable = interpreter_paths(environment.python, hidden=project_paths)
+        self.readable = interpreter_paths(self.environment.python, hidden=project_paths)
         """The test interpreter's paths, shown again where they lie in a hidden path (a
         test environment in a bugbout home, a `.venv` inside the project): the prompt
         tells the agent to run the tests with it."""
@@ -232,12 +258,8 @@ class Race:
             ),
         )
         for job in not_started:
-            task, entrant, attempt_id = waiting[id(job)]
-            self._record(
-                task, entrant, attempt_id, datetime.now(UTC), time.monotonic(), None,
-                status="quota",
-                detail=f"not started: the {job.quota} quota ran out earlier in this run",
-            )  # fmt: skip
+            detail = f"not started: the {job.quota} quota ran out earlier in this run"
+            self._record(_InProgress(*waiting[id(job)]), "quota", detail)
         return {
             task.id: [a for e in self.entrants if (a := self._stored(task, e)) is not None]
             for task in tasks
@@ -266,171 +288,163 @@ class Race:
         return run
 
     async def _attempt(self, task: Task, entrant: Entrant, attempt_id: str) -> Attempt:
-        agent = entrant.agent
-        stop = self._stops[attempt_id]
-        if stop.is_set():
-            return self._record(
-                task, entrant, attempt_id, datetime.now(UTC), time.monotonic(), None,
-                status="crashed", detail=f"{CANCELLED} before it started",
-            )  # fmt: skip
-        # No "%" in the path: Gemini CLI 0.61 percent-decodes its working directory.
-        folder = self.scratch / task.id / quote(agent.name, safe="").replace("%", "+")
-        shutil.rmtree(folder, ignore_errors=True)  # left over from a run that died
-        logdir, home = folder / "logs", folder / "home"
-        for directory in (logdir, home):
-            directory.mkdir(parents=True)
-        started_at = datetime.now(UTC)
-        clock = time.monotonic()
+        """Run one attempt and record how it ended, whichever way that was."""
+        if self._stops[attempt_id].is_set():
+            run = _InProgress(task, entrant, attempt_id)
+            return self._record(run, "crashed", f"{CANCELLED} before it started")
+        run = self._begin(task, entrant, attempt_id)
         if not task.statement:
-            return self._record(
-                task, entrant, attempt_id, started_at, clock, logdir,
-                status="skipped", detail=f"no issue text to give: {task.statement_missing}",
-            )  # fmt: skip
-        cfg = self.project.config.project
+            return self._record(run, "skipped", f"no issue text to give: {task.statement_missing}")
         try:
-            copy = await asyncio.to_thread(
-                prepare_working_copy,
-                self.repo,
-                task.base_commit,
-                folder / "workdir",
-                hidden=self._hidden(task),
-                scratch=folder / "git",
-            )
-            tests_dir = tests_dir_at(copy.path, cfg.tests, task.test_files) or cfg.tests
-            command = test_command(self.environment, cfg, tests_dir)
-            prompt = render_prompt(
-                entrant.prompt_role,
-                statement=task.statement,
-                test_command=command,
-                tests_dir=tests_dir,
-            )
-            (logdir / "prompt.md").write_text(prompt, encoding="utf-8")
-            session = Session(
-                prompt=prompt,
-                workdir=copy.path,
-                logdir=logdir,
-                home=home,
-                sandbox=self.sandbox,
-                model=agent.model,
-                options=agent.settings,
-                test_command=command,
-                base_env=dict(os.environ),
-                hidden=self.hidden,
-                readable=self.readable,
-                view=self._view(entrant),
-            )
-            invocation = agent.invocation(session)
+            launch = await self._prepare(run, task.statement)
         except BugboutError as exc:
-            return self._not_started(
-                task, entrant, attempt_id, started_at, clock, logdir, exc.message
-            )
-        argv = invocation.argv
-        confinement = self._confinement(entrant, session, invocation.confinement, invocation.env)
-        if confinement is not None:
-            argv = self.sandbox.wrap(argv, confinement, cwd=copy.path)
-        too_long = command_line_problem(argv, invocation.env)
+            return self._not_started(run, exc.message)
+        argv = self._argv(run, launch)
+        too_long = _command_line_problem(argv, launch)
         if too_long is not None:
-            if any(prompt in word for word in invocation.argv):
-                too_long = (
-                    f"the prompt ({len(prompt.encode()) // 1024} KiB) is on its command "
-                    f"line, and {too_long}; give it to the agent as a file ({{prompt_file}}) "
-                    "or on standard input"
-                )
-            return self._not_started(task, entrant, attempt_id, started_at, clock, logdir, too_long)
+            return self._not_started(run, too_long)
+        try:
+            result = await self._run_agent(run, launch, argv)
+        except OSError as exc:
+            return self._not_started(run, f"{argv[0]}: {exc.strerror or exc}")
+        await asyncio.to_thread(_keep_plain_files, run.logdir)
+        if result.cancelled:
+            _clear_copy(run.workspace)
+            return self._record(run, "crashed", CANCELLED)
+        return await self._settle(run, launch, result)
+
+    def _begin(self, task: Task, entrant: Entrant, attempt_id: str) -> _InProgress:
+        """The attempt's own folder, made afresh (its agent's logs and home), and its
+        clock started."""
+        # No "%" in the path: Gemini CLI 0.61 percent-decodes its working directory.
+        folder = self.scratch / task.id / quote(entrant.agent.name, safe="").replace("%", "+")
+        shutil.rmtree(folder, ignore_errors=True)  # left over from a run that died
+        for directory in (folder / "logs", folder / "home"):
+            directory.mkdir(parents=True)
+        return _InProgress(task, entrant, attempt_id, folder)
+
+    async def _prepare(self, run: _InProgress, statement: str) -> _Launch:
+        """The agent's working copy, its prompt (kept in its logs) and its invocation.
+
+        Raises:
+            BugboutError: the copy cannot be made, or the adapter cannot start the agent.
+        """
+        cfg = self.project.config.project
+        copy = await asyncio.to_thread(
+            prepare_working_copy,
+            self.repo,
+            run.task.base_commit,
+            run.workspace / "workdir",
+            hidden=self._hidden(run.task),
+            scratch=run.workspace / "git",
+        )
+        tests_dir = tests_dir_at(copy.path, cfg.tests, run.task.test_files) or cfg.tests
+        command = test_command(self.environment, cfg, tests_dir)
+        prompt = render_prompt(
+            run.entrant.prompt_role,
+            statement=statement,
+            test_command=command,
+            tests_dir=tests_dir,
+        )
+        (run.logdir / "prompt.md").write_text(prompt, encoding="utf-8")
+        agent = run.entrant.agent
+        session = Session(
+            prompt=prompt,
+            workdir=copy.path,
+            logdir=run.logdir,
+            home=run.workspace / "home",
+            sandbox=self.sandbox,
+            model=agent.model,
+            options=agent.settings,
+            test_command=command,
+            base_env=dict(os.environ),
+            hidden=self.hidden,
+            readable=self.readable,
+            view=self._view(run.entrant),
+        )
+        return _Launch(copy, prompt, session, agent.invocation(session))
+
+    def _argv(self, run: _InProgress, launch: _Launch) -> list[str]:
+        """The agent's command line, inside its confinement when it has one."""
+        invocation = launch.invocation
+        confinement = self._confinement(
+            run.entrant, launch.session, invocation.confinement, invocation.env
+        )
+        if confinement is None:
+            return invocation.argv
+        return self.sandbox.wrap(invocation.argv, confinement, cwd=launch.copy.path)
+
+    async def _run_agent(self, run: _InProgress, launch: _Launch, argv: list[str]) -> ProcessResult:
+        """The agent's process to its end, every line it prints on the bus.
+
+        Raises:
+            OSError: the program could not be started.
+        """
 
         def on_line(stream: str, line: str) -> None:
-            self.bus.output(attempt_id, "stderr" if stream == "stderr" else "stdout", line)
+            self.bus.output(run.id, "stderr" if stream == "stderr" else "stdout", line)
 
-        self.bus.emit(AttemptStarted(attempt=attempt_id, logdir=str(logdir)))
+        invocation = launch.invocation
+        self.bus.emit(AttemptStarted(attempt=run.id, logdir=str(run.logdir)))
         try:
-            result = await run_process(
+            return await run_process(
                 argv,
-                cwd=copy.path,
+                cwd=launch.copy.path,
                 env=invocation.env,
                 timeout=self.project.config.run.timeout,
-                stdout_path=logdir / STDOUT_LOG,
-                stderr_path=logdir / STDERR_LOG,
+                stdout_path=run.logdir / STDOUT_LOG,
+                stderr_path=run.logdir / STDERR_LOG,
                 stdin=invocation.stdin.encode() if invocation.stdin is not None else None,
                 on_line=on_line,
-                stop=stop,
+                stop=self._stops[run.id],
             )
-        except OSError as exc:
-            problem = f"{argv[0]}: {exc.strerror or exc}"
-            return self._not_started(task, entrant, attempt_id, started_at, clock, logdir, problem)
         finally:
-            self.bus.flush_output(attempt_id)
-        await asyncio.to_thread(_keep_plain_files, logdir)
-        if result.cancelled:
-            _clear_copy(folder)
-            return self._record(
-                task, entrant, attempt_id, started_at, clock, logdir,
-                status="crashed", detail=CANCELLED,
-            )  # fmt: skip
+            self.bus.flush_output(run.id)
+
+    async def _settle(self, run: _InProgress, launch: _Launch, result: ProcessResult) -> Attempt:
+        """Record what an agent that ran to its end left: its patch, what it reports of
+        itself, and the status they make."""
+        cfg = self.project.config
         try:
-            run = self.project.config.run
             patch = await asyncio.to_thread(
                 harvest,
-                copy,
-                source_dir=cfg.source,
-                tests_dir=cfg.tests,
-                max_files=run.max_patch_files,
-                max_bytes=run.max_patch_bytes,
+                launch.copy,
+                source_dir=cfg.project.source,
+                tests_dir=cfg.project.tests,
+                max_files=cfg.run.max_patch_files,
+                max_bytes=cfg.run.max_patch_bytes,
             )
-            report = agent.parse(logdir, result.returncode)
+            report = run.entrant.agent.parse(run.logdir, result.returncode)
         except (BugboutError, OSError) as exc:  # one attempt's mess must not sink the race
             problem = exc.message if isinstance(exc, BugboutError) else str(exc)
-            self.bus.emit(ErrorRaised(message=problem, task=task.id))
-            return self._record(
-                task, entrant, attempt_id, started_at, clock, logdir,
-                status="crashed", detail=f"could not read what it left: {problem}",
-                exit_code=result.returncode,
-            )  # fmt: skip
-        status: AttemptStatus
-        detail: str | None
-        if result.timed_out:
-            status, detail = "timeout", f"stopped after {self.project.config.run.timeout}s"
-        elif patch.oversized is not None:
-            status, detail = "oversized", patch.oversized
-        elif report.quota_message and patch.is_empty:
-            status, detail = "quota", report.quota_message
-        elif patch.is_empty:
-            status = "no-change" if result.returncode == 0 else "crashed"
-            detail = None if result.returncode == 0 else f"exited with {result.returncode}"
-        else:
-            status, detail = "finished", None
+            self.bus.emit(ErrorRaised(message=problem, task=run.task.id))
+            unread = f"could not read what it left: {problem}"
+            return self._record(run, "crashed", unread, exit_code=result.returncode)
+        status, detail = _ending(result, patch, report, timeout=cfg.run.timeout)
         usage = report.usage
         attempt = self._record(
-            task, entrant, attempt_id, started_at, clock, logdir,
-            status=status, detail=detail, exit_code=result.returncode,
+            run,
+            status,
+            detail,
+            exit_code=result.returncode,
             summary=(report.summary or "")[-SUMMARY_LIMIT:] or None,
             tokens=Tokens(
                 input=usage.input_tokens, output=usage.output_tokens, cached=usage.cached_tokens
             ),
-            cost=usage.cost_usd, patch=patch,
-        )  # fmt: skip
-        _clear_copy(folder)
+            cost=usage.cost_usd,
+            patch=patch,
+        )
+        _clear_copy(run.workspace)
         return attempt
 
     def _hidden(self, task: Task) -> list[str]:
         return hidden_files(task, hide_touched_tests=self.project.config.run.hide_touched_tests)
 
-    def _not_started(
-        self,
-        task: Task,
-        entrant: Entrant,
-        attempt_id: str,
-        started_at: datetime,
-        clock: float,
-        logdir: Path,
-        problem: str,
-    ) -> Attempt:
+    def _not_started(self, run: _InProgress, problem: str) -> Attempt:
         """Record an attempt whose agent never ran as skipped, so the next run tries it
         again: nothing can be said about an agent that was not started."""
-        self.bus.emit(ErrorRaised(message=f"{attempt_id} could not start: {problem}", task=task.id))
-        return self._record(
-            task, entrant, attempt_id, started_at, clock, logdir,
-            status="skipped", detail=f"{NOT_STARTED}: {problem}",
-        )  # fmt: skip
+        self.bus.emit(ErrorRaised(message=f"{run.id} could not start: {problem}", task=run.task.id))
+        return self._record(run, "skipped", f"{NOT_STARTED}: {problem}")
 
     def _confinement(
         self,
@@ -466,30 +480,26 @@ class Race:
 
     def _record(
         self,
-        task: Task,
-        entrant: Entrant,
-        attempt_id: str,
-        started_at: datetime,
-        clock: float,
-        logdir: Path | None,
-        *,
+        run: _InProgress,
         status: AttemptStatus,
         detail: str | None,
+        *,
         exit_code: int | None = None,
         summary: str | None = None,
         tokens: Tokens | None = None,
         cost: float | None = None,
         patch: Patch | None = None,
     ) -> Attempt:
-        seconds = time.monotonic() - clock
-        prompt = logdir / "prompt.md" if logdir is not None else None
+        """Store how the attempt ended, and say so on the bus."""
+        seconds = time.monotonic() - run.clock
+        prompt = run.logdir / "prompt.md" if run.folder is not None else None
         attempt = Attempt(
-            task=task.id,
-            contestant=entrant.agent.name,
-            role=entrant.role,
+            task=run.task.id,
+            contestant=run.entrant.agent.name,
+            role=run.entrant.role,
             status=status,
             detail=detail,
-            started_at=started_at,
+            started_at=run.started_at,
             ended_at=datetime.now(UTC),
             seconds=seconds,
             exit_code=exit_code,
@@ -497,16 +507,16 @@ class Race:
             cost_usd=cost,
             summary=summary,
             patch=patch or Patch(),
-            logdir=str(logdir) if logdir is not None else "",
+            logdir=str(run.logdir) if run.folder is not None else "",
             prompt_file=str(prompt) if prompt is not None and prompt.exists() else None,
-            hidden=self._hidden(task),
+            hidden=self._hidden(run.task),
         )
         store = self.project.store
-        store.write(attempt_path(store.attempts_dir, task.id, entrant.agent.name), attempt)
-        self._stops.pop(attempt_id, None)
+        store.write(attempt_path(store.attempts_dir, run.task.id, run.entrant.agent.name), attempt)
+        self._stops.pop(run.id, None)
         self.bus.emit(
             AttemptFinished(
-                attempt=attempt_id,
+                attempt=run.id,
                 status=status,
                 seconds=seconds,
                 detail=detail,
@@ -515,6 +525,36 @@ class Race:
             )
         )
         return attempt
+
+
+def _command_line_problem(argv: Sequence[str], launch: _Launch) -> str | None:
+    """Why `argv` cannot be started (too long for the system), and where the prompt is
+    to go instead when it is the prompt that makes it so; None when it can."""
+    problem = command_line_problem(argv, launch.invocation.env)
+    if problem is None or not any(launch.prompt in word for word in launch.invocation.argv):
+        return problem
+    return (
+        f"the prompt ({len(launch.prompt.encode()) // 1024} KiB) is on its command "
+        f"line, and {problem}; give it to the agent as a file ({{prompt_file}}) "
+        "or on standard input"
+    )
+
+
+def _ending(
+    result: ProcessResult, patch: Patch, report: RunReport, *, timeout: float
+) -> tuple[AttemptStatus, str | None]:
+    """The status and detail of an attempt whose agent ran to its end."""
+    if result.timed_out:
+        return "timeout", f"stopped after {timeout}s"
+    if patch.oversized is not None:
+        return "oversized", patch.oversized
+    if report.quota_message and patch.is_empty:
+        return "quota", report.quota_message
+    if patch.is_empty:
+        if result.returncode == 0:
+            return "no-change", None
+        return "crashed", f"exited with {result.returncode}"
+    return "finished", None
 
 
 def _clear_copy(folder: Path) -> None:

@@ -20,9 +20,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 from bugbout_tui.core.errors import BugboutError
-from bugbout_tui.core.events import ErrorRaised, StageProgress
+from bugbout_tui.core.events import ErrorRaised
 from bugbout_tui.core.models import Attempt, Oracle, OracleSet, Resolution, ResolutionSet, Task
-from bugbout_tui.engine.testing import PytestStage
+from bugbout_tui.engine.testing import PytestRunner, put_fix_tests
 from bugbout_tui.infra.apply import apply_patch
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
 from bugbout_tui.rules.examine import is_test_module
@@ -38,7 +38,7 @@ from bugbout_tui.rules.score import (
 )
 
 
-class Scoring(PytestStage):
+class Scoring(PytestRunner):
     """Scores and stores every contestant's patch on every scored task."""
 
     stage_dir = "score"
@@ -85,32 +85,18 @@ class Scoring(PytestStage):
                     to_run.append((task, oracle, attempt))
         if changed:
             store.write(self.path, scores)
-        gate = asyncio.Semaphore(self.parallel)
-        done = 0
 
-        async def one(task: Task, oracle: Oracle, attempt: Attempt) -> None:
-            nonlocal done
-            async with gate:
-                resolution = await self._score(task, oracle, attempt)
+        async def settle(item: tuple[Task, Oracle, Attempt]) -> None:
+            task, oracle, attempt = item
+            resolution = await self._score(task, oracle, attempt)
             if resolution is not None:
                 scored = resolution.model_copy(update={"conditions": current})
                 scores.patches.setdefault(task.id, {})[attempt.contestant] = scored
                 store.write(self.path, scores)
             elif scores.patches.get(task.id, {}).pop(attempt.contestant, None) is not None:
                 store.write(self.path, scores)  # made under other conditions, and no answer now
-            done += 1
-            self.bus.emit(
-                StageProgress(
-                    stage="score",
-                    done=done,
-                    total=len(to_run),
-                    detail=f"{task.id}/{attempt.contestant}",
-                )
-            )
 
-        async with asyncio.TaskGroup() as group:
-            for item in to_run:
-                group.create_task(one(*item))
+        await self.side_by_side("score", to_run, settle, label=_patch_label, total=len(to_run))
         return scores
 
     async def _score(self, task: Task, oracle: Oracle, attempt: Attempt) -> Resolution | None:
@@ -169,11 +155,10 @@ class Scoring(PytestStage):
             apply_patch(tree, attempt.patch.source)
         except BugboutError as exc:
             return exc.message.replace(str(tree), "the unfixed code"), []
-        for path in [*task.test_files, *task.test_data_files]:
-            target = tree / path
-            if (fixed / path).is_file():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(fixed / path, target)
-            else:
-                target.unlink(missing_ok=True)
+        put_fix_tests(tree, fixed, task)
         return None, [p for p in task.test_files if is_test_module(p) and (fixed / p).is_file()]
+
+
+def _patch_label(item: tuple[Task, Oracle, Attempt]) -> str:
+    task, _, attempt = item
+    return f"{task.id}/{attempt.contestant}"

@@ -7,22 +7,24 @@ every run on the bus the same way.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
-from collections.abc import Iterable, Sequence
+import shutil
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path, PurePosixPath
+from typing import TypeVar
 
-from bugbout_tui.core.events import TestRunFinished, TestRunStarted
-from bugbout_tui.core.models import Conditions
+from bugbout_tui.core.events import Stage, StageProgress, TestRunFinished, TestRunStarted
+from bugbout_tui.core.models import Conditions, Task
 from bugbout_tui.core.paths import bugbout_home
-from bugbout_tui.engine.bus import EventBus
-from bugbout_tui.engine.project import Project
-from bugbout_tui.infra.env import Environment
+from bugbout_tui.engine.context import StageContext, StageRunner
 from bugbout_tui.infra.git import repository_paths
 from bugbout_tui.infra.pytest_each import SeparateRun, run_each
 from bugbout_tui.infra.pytest_run import PytestCommand, TestRun, run_pytest
-from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.infra.trees import repo_key
+
+T = TypeVar("T")
 
 _TRANSIENT_TROUBLE = (
     "No space left on device",
@@ -67,9 +69,21 @@ def tests_dir_at(tree: Path, tests: str, test_files: Iterable[str]) -> str | Non
     return found if found not in ("", ".") and (tree / found).is_dir() else None
 
 
+def put_fix_tests(tree: Path, fixed: Path, task: Task) -> None:
+    """Lay the fix's test files and test data over `tree`, from `fixed` (the fix's
+    pristine tree); a file the fix deleted is deleted from `tree` too."""
+    for path in [*task.test_files, *task.test_data_files]:
+        target = tree / path
+        if (fixed / path).is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(fixed / path, target)
+        else:
+            target.unlink(missing_ok=True)
+
+
 def transient_failure(run: TestRun) -> bool:
     """Whether a run failed in a way that may pass, so its result is no answer, when the
-    code it ran is trusted (see `PytestStage.machine_failed` for code that is not).
+    code it ran is trusted (see `PytestRunner.machine_failed` for code that is not).
 
     pytest that ended a session by itself answered, whatever the status: tests that
     fail, a usage error from the project's conftest or pytest-args, an internal error
@@ -109,29 +123,17 @@ def first_error(text: str, *, tree: Path | None = None) -> str:
     return f"{head} {exception}" if exception and exception not in head else head
 
 
-class PytestStage:
-    """Base of the stages that run tests; `scratch` is this stage's own work area."""
+class PytestRunner(StageRunner):
+    """Base of the runners of the stages that run the project's tests (ground truth,
+    cross-examination, scoring); `scratch` is the stage's own work area."""
 
     stage_dir: str = "tests"
 
-    def __init__(
-        self,
-        project: Project,
-        repo: Path,
-        environment: Environment,
-        sandbox: Sandbox,
-        bus: EventBus,
-        *,
-        parallel: int | None = None,
-    ) -> None:
-        self.project = project
-        self.repo = repo
-        self.environment = environment
-        self.sandbox = sandbox
-        self.bus = bus
+    def __init__(self, context: StageContext, *, parallel: int | None = None) -> None:
+        super().__init__(context)
         self.parallel = parallel or os.cpu_count() or 1
-        self.scratch = bugbout_home() / "work" / repo_key(repo) / self.stage_dir
-        self.hidden = (*repository_paths(repo), project.dir)
+        self.scratch = bugbout_home() / "work" / repo_key(self.repo) / self.stage_dir
+        self.hidden = (*repository_paths(self.repo), self.project.dir)
         """What a test interpreter's paths must not bring into view (see `PytestCommand`)."""
 
     def conditions(self, *, suite: bool = False) -> Conditions:
@@ -167,6 +169,32 @@ class PytestStage:
             timeout=cfg.run.test_timeout,
             hidden=self.hidden,
         )
+
+    async def side_by_side(
+        self,
+        stage: Stage,
+        items: Sequence[T],
+        work: Callable[[T], Awaitable[None]],
+        *,
+        label: Callable[[T], str],
+        total: int,
+        done: int = 0,
+    ) -> None:
+        """`work` on every item, `parallel` at a time; each item's end is the stage's
+        progress on the bus, counted on from `done` (the items it need not run) to
+        `total`, with the item's `label`."""
+        gate = asyncio.Semaphore(self.parallel)
+
+        async def one(item: T) -> None:
+            nonlocal done
+            async with gate:
+                await work(item)
+            done += 1
+            self.bus.emit(StageProgress(stage=stage, done=done, total=total, detail=label(item)))
+
+        async with asyncio.TaskGroup() as group:
+            for item in items:
+                group.create_task(one(item))
 
     async def run_tests(
         self,

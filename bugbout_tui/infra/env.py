@@ -210,30 +210,6 @@ async def ensure_environment(
     return Environment(python=environment.python, root=root, key=key, built=True)
 
 
-def environment_for(
-    project_root: Path,
-    *,
-    python: str,
-    test_dependencies: Sequence[str],
-    install_project: bool,
-    interpreter: str | None,
-    home: Path | None = None,
-    log_dir: Path | None = None,
-) -> Environment:
-    """`ensure_environment` for synchronous callers (not from inside a running loop)."""
-    return asyncio.run(
-        ensure_environment(
-            project_root,
-            python=python,
-            test_dependencies=test_dependencies,
-            install_project=install_project,
-            interpreter=interpreter,
-            home=home,
-            log_dir=log_dir,
-        )
-    )
-
-
 def _read_project(project_root: Path) -> _ProjectMetadata:
     """Name and static dependencies from pyproject.toml, else from setup.cfg's name.
 

@@ -43,7 +43,7 @@ from bugbout_tui.demo.project import (
     prepare_demo,
 )
 from bugbout_tui.demo.repository import history
-from bugbout_tui.engine.bout import RUNNABLE_STAGES, Bout
+from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.mine import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.workcopy import WorkingCopy, harvest, prepare_working_copy
@@ -489,8 +489,6 @@ def test_a_python_without_pytest_is_named(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- the whole demo, twice
 
-FULL = "report" in RUNNABLE_STAGES
-
 
 def bugbout(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -507,7 +505,7 @@ def bugbout(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def finished(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """`bugbout demo` in a fresh BUGBOUT_HOME: the demo directory and what it printed."""
     home = tmp_path_factory.mktemp("e2e")
-    result = bugbout(home, "demo", *([] if FULL else ["--until", "race"]))
+    result = bugbout(home, "demo")
     assert result.returncode == 0, result.stderr
     return home / "demo", result.stdout
 
@@ -545,7 +543,6 @@ def test_the_demo_races_every_agent_as_designed(finished: tuple[Path, str]) -> N
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not FULL, reason="the engine has no report stage yet")
 def test_the_demo_report_has_the_designed_figures(finished: tuple[Path, str]) -> None:
     from bugbout_tui.report import Report
 
@@ -581,7 +578,7 @@ def test_the_demo_again_runs_nothing_and_shows_the_same_bout(
 ) -> None:
     root, _ = finished
     before = statuses(root)
-    again = bugbout(root.parent, "demo", *([] if FULL else ["--until", "race"]))
+    again = bugbout(root.parent, "demo")
     assert again.returncode == 0, again.stderr
     assert "Reusing the demo" in again.stderr
     events = [

@@ -20,7 +20,6 @@ from bugbout_tui.infra.env import (
     Environment,
     EnvSpec,
     ensure_environment,
-    environment_for,
     find_uv,
     spec_for,
 )
@@ -103,7 +102,7 @@ def build(project: Path, **overrides: object) -> Environment:
         "interpreter": None,
     }
     arguments.update(overrides)
-    return environment_for(project, **arguments)  # type: ignore[arg-type]
+    return asyncio.run(ensure_environment(project, **arguments))  # type: ignore[arg-type]
 
 
 def test_find_uv_uses_the_binary_our_dependency_ships() -> None:

@@ -37,6 +37,7 @@ from bugbout_tui.core.models import (
 )
 from bugbout_tui.core.patch import FileChange, Patch
 from bugbout_tui.engine.bus import EventBus
+from bugbout_tui.engine.context import StageContext
 from bugbout_tui.engine.examine import CrossExamination
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.env import Environment
@@ -436,11 +437,13 @@ class Bench:
 
         monkeypatch.setattr(testing_engine, "run_each", counted)
         stage = CrossExamination(
-            self.project,
-            self.repo.root,
-            Environment(python=Path(sys.executable), root=None, key="test", built=False),
-            select_sandbox("bubblewrap"),
-            self.bus,
+            StageContext(
+                self.project,
+                self.repo.root,
+                Environment(python=Path(sys.executable), root=None, key="test", built=False),
+                select_sandbox("bubblewrap"),
+                self.bus,
+            ),
             vendors=vendors,
             parallel=2,
         )

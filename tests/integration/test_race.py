@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sysconfig
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -172,6 +173,30 @@ def test_one_attempt_is_cancelled_running_or_queued_and_the_race_goes_on(
     assert (queued.status, queued.detail) == ("crashed", f"{CANCELLED} before it started")
     assert [attempt(project, t, "later").status for t in ("calc-1", "calc-2")] == ["finished"] * 2
     assert not bout.cancel_attempt("calc-1/later"), "no race is running any more"
+
+
+def test_the_last_line_of_a_burst_shows_while_the_agent_is_silent(
+    project_template: Path, tmp_path: Path
+) -> None:
+    quiet = 4.0
+    project = copy_project(
+        project_template,
+        tmp_path / "proj",
+        tasks=["calc-1"],
+        extra=contestant("burst", script("burst", str(quiet))),
+    )
+    bout = Bout(Project.load(project))
+    late: list[float] = []
+
+    def watch(event: BaseEvent) -> None:
+        if isinstance(event, AttemptOutput) and event.line.startswith("burst over at "):
+            late.append(time.time() - float(event.line.removeprefix("burst over at ")))
+
+    bout.subscribe(watch)
+    bout.run(until="race")
+
+    assert len(late) == 1, "the burst's last line was not shown once"
+    assert late[0] < 1.0, f"shown {late[0]:.1f}s after it was printed, the agent silent"
 
 
 def test_a_spent_quota_parks_its_lane_until_retried(

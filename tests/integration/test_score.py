@@ -19,6 +19,7 @@ import bugbout_tui.engine.testing as testing_engine
 from bugbout_tui.core import events as ev
 from bugbout_tui.core.models import Attempt, Oracle, OracleSet, Resolution, ResolutionSet
 from bugbout_tui.core.patch import Patch
+from bugbout_tui.engine.context import StageContext
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.score import Scoring
 from bugbout_tui.infra.env import Environment
@@ -189,11 +190,13 @@ class Scorer:
 
     def score(self, oracles: OracleSet, attempts: list[Attempt]) -> ResolutionSet:
         stage = Scoring(
-            self.bench.project,
-            self.bench.repo.root,
-            self.environment,
-            self.sandbox,
-            self.bench.bus,
+            StageContext(
+                self.bench.project,
+                self.bench.repo.root,
+                self.environment,
+                self.sandbox,
+                self.bench.bus,
+            ),
             parallel=2,
         )
         return asyncio.run(stage.run([self.bench.task], oracles, {self.bench.task.id: attempts}))

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+
+import pytest
 
 from bugbout_tui.core.events import (
     AttemptFinished,
@@ -47,6 +50,30 @@ def test_output_is_thinned_but_the_newest_line_survives() -> None:
     assert lines[0].line == "line 0"
     assert lines[-1].line == "line 999"
     assert lines[-1].skipped == 998
+
+
+def test_a_held_line_goes_out_in_its_slot_and_what_that_raises_stops_the_next_event() -> None:
+    bus = EventBus(lines_per_second=20)
+    got: list[str] = []
+
+    def fussy(event: BaseEvent) -> None:
+        if isinstance(event, AttemptOutput):
+            got.append(event.line)
+            if event.line == "second":
+                raise RuntimeError("a subscriber failed")
+
+    bus.subscribe(fussy)
+
+    async def burst_then_silence() -> None:
+        bus.output("a", "stdout", "first")
+        bus.output("a", "stdout", "second")
+        await asyncio.sleep(0.3)
+
+    asyncio.run(burst_then_silence())
+    assert got == ["first", "second"]
+    with pytest.raises(RuntimeError, match="a subscriber failed"):
+        bus.emit(StageFinished(stage="race", summary="done"))
+    bus.emit(StageFinished(stage="race", summary="raised once"))
 
 
 def test_unsubscribe_stops_delivery() -> None:

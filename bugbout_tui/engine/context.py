@@ -1,0 +1,40 @@
+"""What the runners of the stages that work on the repository share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from bugbout_tui.engine.bus import EventBus
+from bugbout_tui.engine.project import Project
+from bugbout_tui.infra.env import Environment
+from bugbout_tui.infra.sandbox import Sandbox
+
+
+@dataclass(frozen=True)
+class StageContext:
+    """One bout's project, its opened repository, the test environment, the sandbox and
+    the bus: made once by the bout, so every stage runs under the same ones.
+
+    `retry_failed` asks the stages that keep failed results (ground truth, the race) to
+    run them again.
+    """
+
+    project: Project
+    repo: Path
+    environment: Environment
+    sandbox: Sandbox
+    bus: EventBus
+    retry_failed: bool = False
+
+
+class StageRunner:
+    """Base of a stage's runner: the parts of its context at hand as attributes."""
+
+    def __init__(self, context: StageContext) -> None:
+        self.project = context.project
+        self.repo = context.repo
+        self.environment = context.environment
+        self.sandbox = context.sandbox
+        self.bus = context.bus
+        self.retry_failed = context.retry_failed
