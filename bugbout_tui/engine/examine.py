@@ -1,4 +1,4 @@
-"""The cross-examination step of a bout: every author's tests on the unfixed code and on
+"""The cross-examination stage of a bout: every author's tests on the unfixed code and on
 every patch, each author's run apart from the others.
 
 A task with n patches has n + 1 trees; on each, every author's tests and the suite run

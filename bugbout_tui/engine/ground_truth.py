@@ -1,4 +1,4 @@
-"""The ground-truth step of a bout: each task's oracle, from the maintainers' own tests.
+"""The ground-truth stage of a bout: each task's oracle, from the maintainers' own tests.
 
 For every task the fix's test modules run on the base (with the fix's test files put
 in) and twice on the fix, in scratch copies of pristine trees, inside the sandbox.

@@ -1,4 +1,4 @@
-"""The mining step of a bout: history → tasks.json, reused while nothing it read changed."""
+"""The mining stage of a bout: history → tasks.json, reused while nothing it read changed."""
 
 from __future__ import annotations
 

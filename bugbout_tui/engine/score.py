@@ -1,4 +1,4 @@
-"""The scoring step of a bout: every contestant's patch against the maintainers' tests.
+"""The scoring stage of a bout: every contestant's patch against the maintainers' tests.
 
 Only a patch's source changes are applied, to a copy of the unfixed code; the fix's own
 test files are put in after them, from the fix's pristine tree. Nothing else the agent
