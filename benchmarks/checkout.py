@@ -31,6 +31,7 @@ from pathlib import Path
 
 from bugbout_tui.infra.trees import pristine_tree
 from bugbout_tui.infra.workcopy import harvest, prepare_working_copy
+from bugbout_tui.infra.workcopy.prepare import copy_argv
 
 _WORDS = (
     "def",
@@ -218,19 +219,7 @@ def main() -> int:
     methods: dict[str, Callable[[], object]] = {
         "prepare + harvest": checkout,
         "cp -r": lambda: subprocess.run(["cp", "-r", str(pristine), str(dest)], check=True),
-        "cp --reflink=auto": lambda: subprocess.run(
-            [
-                "cp",
-                "-R",
-                "-P",
-                "--preserve=timestamps",
-                "--reflink=auto",
-                "-T",
-                str(pristine),
-                str(dest),
-            ],
-            check=True,
-        ),
+        "cp --reflink=auto": lambda: subprocess.run(copy_argv(pristine, dest), check=True),
         "shutil.copytree": lambda: shutil.copytree(pristine, dest, symlinks=True),
         "os.copy_file_range": lambda: _copy_file_range_tree(pristine, dest),
     }
