@@ -29,6 +29,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from benchkit.gitrepo import commit, git, init
+
 from bugbout_tui.infra.trees import pristine_tree
 from bugbout_tui.infra.workcopy import harvest, prepare_working_copy
 from bugbout_tui.infra.workcopy.prepare import copy_argv
@@ -107,17 +109,8 @@ def build_repository(root: Path, files: int) -> Path:
             path.write_bytes(content)
         else:
             path.write_text(content)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        GIT_CONFIG_GLOBAL=os.devnull,
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_AUTHOR_NAME="Bench",
-        GIT_AUTHOR_EMAIL="bench@example.invalid",
-        GIT_COMMITTER_NAME="Bench",
-        GIT_COMMITTER_EMAIL="bench@example.invalid",
-    )
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "Tree"]):
-        subprocess.run(["git", *args], cwd=repo, env=env, check=True)
+    init(repo)
+    commit(repo, "Tree")
     return repo
 
 
@@ -180,9 +173,7 @@ def main() -> int:
     home = workdir / "home"
     shutil.rmtree(home, ignore_errors=True)  # so that the first checkout is a cold one
     repo = build_repository(workdir, options.files)
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
-    ).stdout.strip()
+    commit = git(repo, "rev-parse", "HEAD")
     hidden = ["tests/group0/test_case_25.py"]
     edited = next(p for p in sorted((repo / "src/pkg").rglob("*.py")))
     relative_edit = edited.relative_to(repo)
