@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchkit.gitrepo import commit, git, init
+from benchkit.options import parse_args
 
 from bugbout_tui.infra.trees import pristine_tree
 from bugbout_tui.infra.workcopy import harvest, prepare_working_copy
@@ -158,16 +159,7 @@ def main() -> int:
         default=None,
         help="where to build (default: a temporary directory; use one on the disk under test)",
     )
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="a small size that runs in seconds, to check the benchmark still works; its "
-        "figures mean nothing and no target is checked",
-    )
-    options = parser.parse_args()
-    if options.smoke:
-        parser.set_defaults(files=50, repetitions=1)
-        options = parser.parse_args()
+    options = parse_args(parser, has_target=True, files=50, repetitions=1)
     workdir = options.workdir or Path(tempfile.mkdtemp(prefix="bugbout-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     home = workdir / "home"

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchkit.gitrepo import commit, init
+from benchkit.options import parse_args
 
 import bugbout_tui.engine.testing as testing_engine
 from bugbout_tui.core.models import Attempt, IssueRef, Task
@@ -229,16 +230,7 @@ def main() -> int:
     parser.add_argument("--tests", type=int, default=200, help="tests in the suite")
     parser.add_argument("--work", type=int, default=1000, help="hash rounds per suite test")
     parser.add_argument("--patches", type=int, default=PATCHES, help="contestants' patches")
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="a small size that runs in seconds, to check the benchmark still works; its "
-        "figures mean nothing and no target is checked",
-    )
-    args = parser.parse_args()
-    if args.smoke:
-        parser.set_defaults(rounds=1, patches=1, tests=10, work=1)
-        args = parser.parse_args()
+    args = parse_args(parser, has_target=True, rounds=1, patches=1, tests=10, work=1)
     sandbox = select_sandbox("bubblewrap")
     with tempfile.TemporaryDirectory(prefix="bugbout-bench-") as tmp:
         os.environ["BUGBOUT_HOME"] = str(Path(tmp) / "home")

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchkit.gitrepo import commit, init
+from benchkit.options import parse_args
 
 from bugbout_tui.core.models import Attempt
 from bugbout_tui.infra.workcopy import harvest, prepare_working_copy
@@ -90,15 +91,7 @@ def main() -> int:
     parser.add_argument("--max-files", type=int, default=None)
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="a small size that runs in seconds, to check the benchmark still works",
-    )
-    options = parser.parse_args()
-    if options.smoke:
-        parser.set_defaults(files=200)
-        options = parser.parse_args()
+    options = parse_args(parser, has_target=False, files=200)
     if options.child:
         copy, git_dir = options.child
         _harvest_in_this_process(copy, git_dir, options.max_files)

@@ -1,4 +1,4 @@
-"""What the benchmark scripts share: the repositories they build.
+"""What the benchmark scripts share: the repositories they build and their `--smoke` size.
 
 A package, not a script, so that `tests/integration/test_benchmarks.py` (which runs every
 `benchmarks/*.py`) runs only the benchmarks themselves; each script finds it beside
