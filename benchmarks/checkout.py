@@ -29,8 +29,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from benchkit.gitrepo import commit, git, init
+from benchkit.options import parse_args
+
 from bugbout_tui.infra.trees import pristine_tree
 from bugbout_tui.infra.workcopy import harvest, prepare_working_copy
+from bugbout_tui.infra.workcopy.prepare import copy_argv
 
 _WORDS = (
     "def",
@@ -106,17 +110,8 @@ def build_repository(root: Path, files: int) -> Path:
             path.write_bytes(content)
         else:
             path.write_text(content)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        GIT_CONFIG_GLOBAL=os.devnull,
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_AUTHOR_NAME="Bench",
-        GIT_AUTHOR_EMAIL="bench@example.invalid",
-        GIT_COMMITTER_NAME="Bench",
-        GIT_COMMITTER_EMAIL="bench@example.invalid",
-    )
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "Tree"]):
-        subprocess.run(["git", *args], cwd=repo, env=env, check=True)
+    init(repo)
+    commit(repo, "Tree")
     return repo
 
 
@@ -164,24 +159,13 @@ def main() -> int:
         default=None,
         help="where to build (default: a temporary directory; use one on the disk under test)",
     )
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="a small size that runs in seconds, to check the benchmark still works; its "
-        "figures mean nothing and no target is checked",
-    )
-    options = parser.parse_args()
-    if options.smoke:
-        parser.set_defaults(files=50, repetitions=1)
-        options = parser.parse_args()
+    options = parse_args(parser, has_target=True, files=50, repetitions=1)
     workdir = options.workdir or Path(tempfile.mkdtemp(prefix="bugbout-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     home = workdir / "home"
     shutil.rmtree(home, ignore_errors=True)  # so that the first checkout is a cold one
     repo = build_repository(workdir, options.files)
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
-    ).stdout.strip()
+    commit = git(repo, "rev-parse", "HEAD")
     hidden = ["tests/group0/test_case_25.py"]
     edited = next(p for p in sorted((repo / "src/pkg").rglob("*.py")))
     relative_edit = edited.relative_to(repo)
@@ -218,19 +202,7 @@ def main() -> int:
     methods: dict[str, Callable[[], object]] = {
         "prepare + harvest": checkout,
         "cp -r": lambda: subprocess.run(["cp", "-r", str(pristine), str(dest)], check=True),
-        "cp --reflink=auto": lambda: subprocess.run(
-            [
-                "cp",
-                "-R",
-                "-P",
-                "--preserve=timestamps",
-                "--reflink=auto",
-                "-T",
-                str(pristine),
-                str(dest),
-            ],
-            check=True,
-        ),
+        "cp --reflink=auto": lambda: subprocess.run(copy_argv(pristine, dest), check=True),
         "shutil.copytree": lambda: shutil.copytree(pristine, dest, symlinks=True),
         "os.copy_file_range": lambda: _copy_file_range_tree(pristine, dest),
     }

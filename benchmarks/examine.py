@@ -19,7 +19,6 @@ import asyncio
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +26,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+
+from benchkit.gitrepo import commit, init
+from benchkit.options import parse_args
 
 import bugbout_tui.engine.testing as testing_engine
 from bugbout_tui.core.models import Attempt, IssueRef, Task
@@ -69,41 +71,11 @@ def test_empty_{n}():
 def test_pair_{n}():
     assert mean([1, 3]) == 2
 """
-ENV = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "Bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-    "GIT_COMMITTER_NAME": "Bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
-}
-
-
-def git(repo: Path, *args: str) -> str:
-    out = subprocess.run(
-        ["git", "-c", "commit.gpgsign=false", *args],
-        cwd=repo,
-        env={**os.environ, **ENV},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return out.stdout.strip()
-
-
-def commit(repo: Path, message: str, files: dict[str, str]) -> str:
-    for path, text in files.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text)
-    git(repo, "add", "--all")
-    git(repo, "commit", "--quiet", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
 
 
 def build_project(root: Path, tests: int, work: int) -> tuple[Project, Task]:
     repo = root / "proj"
-    repo.mkdir(parents=True)
-    git(repo, "init", "--quiet", "--initial-branch=main")
+    init(repo)
     modules = 10
     suite = {
         f"tests/test_bench_{i}.py": SUITE_MODULE.format(per_module=tests // modules, rounds=work)
@@ -258,16 +230,7 @@ def main() -> int:
     parser.add_argument("--tests", type=int, default=200, help="tests in the suite")
     parser.add_argument("--work", type=int, default=1000, help="hash rounds per suite test")
     parser.add_argument("--patches", type=int, default=PATCHES, help="contestants' patches")
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="a small size that runs in seconds, to check the benchmark still works; its "
-        "figures mean nothing and no target is checked",
-    )
-    args = parser.parse_args()
-    if args.smoke:
-        parser.set_defaults(rounds=1, patches=1, tests=10, work=1)
-        args = parser.parse_args()
+    args = parse_args(parser, has_target=True, rounds=1, patches=1, tests=10, work=1)
     sandbox = select_sandbox("bubblewrap")
     with tempfile.TemporaryDirectory(prefix="bugbout-bench-") as tmp:
         os.environ["BUGBOUT_HOME"] = str(Path(tmp) / "home")

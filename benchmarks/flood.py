@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import shutil
 import subprocess
@@ -27,6 +26,9 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+
+from benchkit.gitrepo import commit, init
+from benchkit.options import parse_args
 
 from bugbout_tui.core.models import Attempt
 from bugbout_tui.infra.workcopy import harvest, prepare_working_copy
@@ -41,24 +43,8 @@ _FILES = {
 
 def _repository(root: Path) -> tuple[Path, str]:
     repo = root / "repo"
-    for relative, text in _FILES.items():
-        (repo / relative).parent.mkdir(parents=True, exist_ok=True)
-        (repo / relative).write_text(text)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        GIT_CONFIG_GLOBAL=os.devnull,
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_AUTHOR_NAME="Bench",
-        GIT_AUTHOR_EMAIL="bench@example.invalid",
-        GIT_COMMITTER_NAME="Bench",
-        GIT_COMMITTER_EMAIL="bench@example.invalid",
-    )
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "Tree"]):
-        subprocess.run(["git", *args], cwd=repo, env=env, check=True)
-    head = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
-    )
-    return repo, head.stdout.strip()
+    init(repo)
+    return repo, commit(repo, "Tree", _FILES)
 
 
 def _harvest_in_this_process(copy: Path, git_dir: Path, max_files: int | None) -> None:
@@ -105,15 +91,7 @@ def main() -> int:
     parser.add_argument("--max-files", type=int, default=None)
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="a small size that runs in seconds, to check the benchmark still works",
-    )
-    options = parser.parse_args()
-    if options.smoke:
-        parser.set_defaults(files=200)
-        options = parser.parse_args()
+    options = parse_args(parser, has_target=False, files=200)
     if options.child:
         copy, git_dir = options.child
         _harvest_in_this_process(copy, git_dir, options.max_files)

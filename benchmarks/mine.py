@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchkit.options import parse_args
+
 from bugbout_tui.infra.git import default_branch, git_argv, git_env, head_commit
 from bugbout_tui.rules.mine import Layout, history_log, mine
 
@@ -247,16 +249,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--cache", type=Path, default=CACHE, help="where the history is kept")
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="a small size that runs in seconds, to check the benchmark still works; its "
-        "figures mean nothing and no target is checked",
-    )
-    options = parser.parse_args()
-    if options.smoke:
-        parser.set_defaults(commits=200, repeat=1)
-        options = parser.parse_args()
+    options = parse_args(parser, has_target=True, commits=200, repeat=1)
 
     repo = cached_repository(options.cache, options.commits, options.rebuild)
     ref = default_branch(repo)

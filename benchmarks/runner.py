@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchkit.options import parse_args
+
 from bugbout_tui.infra.pytest_run import PytestCommand, run_pytest
 from bugbout_tui.infra.sandbox import select_sandbox
 
@@ -85,16 +87,7 @@ def main() -> int:
         default=None,
         help="exit with status 1 when the ratio of medians is above this",
     )
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="a small size that runs in seconds, to check the benchmark still works; its "
-        "figures mean nothing and no target is checked",
-    )
-    args = parser.parse_args()
-    if args.smoke:
-        parser.set_defaults(rounds=1, tests=10, work=10, max_ratio=None)
-        args = parser.parse_args()
+    args = parse_args(parser, has_target=True, rounds=1, tests=10, work=10, max_ratio=None)
 
     with tempfile.TemporaryDirectory(prefix="bugbout-bench-") as tmp:
         suite = Path(tmp) / "suite"

@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchkit.options import parse_args
+
 from bugbout_tui.infra import programs
 from bugbout_tui.infra.pytest_run import PytestCommand, confinement_for_tests
 from bugbout_tui.infra.sandbox import BubblewrapSandbox, View
@@ -54,15 +56,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="a small size that runs in seconds, to check the benchmark still works",
-    )
-    args = parser.parse_args()
-    if args.smoke:
-        parser.set_defaults(runs=2, rounds=1)
-        args = parser.parse_args()
+    args = parse_args(parser, has_target=False, runs=2, rounds=1)
     with tempfile.TemporaryDirectory() as scratch:
         tree, work = Path(scratch) / "tree", Path(scratch) / "work"
         (tree / "tests").mkdir(parents=True)

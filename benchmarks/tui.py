@@ -25,6 +25,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from benchkit.options import parse_args
+
 from bugbout_tui.core.events import (
     AttemptFinished,
     AttemptOutput,
@@ -222,16 +224,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=EVENTS, help="events in the race")
     parser.add_argument("--side", type=int, default=SIDE, help="trees and authors of the matrix")
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="a small size that runs in seconds, to check the benchmark still works; its "
-        "figures mean nothing",
-    )
-    args = parser.parse_args()
-    if args.smoke:
-        parser.set_defaults(events=2_000, side=6)
-        args = parser.parse_args()
+    args = parse_args(parser, has_target=False, events=2_000, side=6)
     with tempfile.TemporaryDirectory() as scratch:
         os.environ.setdefault("BUGBOUT_HOME", str(Path(scratch) / "home"))
         project = make_project(Path(scratch) / "bench")

@@ -42,6 +42,21 @@ CACHE_SCHEMA = 1
 TokenSource = Literal["GITHUB_TOKEN", "gh", "given", "anonymous"]
 """Where the token came from: the environment, the GitHub CLI's login, the caller, or none."""
 
+_SOURCE_WORDS: dict[TokenSource, tuple[str, str]] = {
+    "GITHUB_TOKEN": (
+        "token from GITHUB_TOKEN",
+        "set GITHUB_TOKEN to a valid token, or unset it to read anonymously",
+    ),
+    "gh": ("token from `gh auth token`", "log in again with `gh auth login`, or set GITHUB_TOKEN"),
+    "given": ("token given by the caller", "pass a valid token"),
+    "anonymous": (
+        "anonymous, 60 requests an hour",
+        "set GITHUB_TOKEN, or log in with `gh auth login`",
+    ),
+}
+"""Per source: how messages name the credentials, and how to fix a token GitHub refuses.
+One table, so that a new source cannot get a name without a fix."""
+
 _REPO = re.compile(r"^(?!\.\.?/)[A-Za-z0-9_.-]+/(?!\.\.?$)[A-Za-z0-9_.-]+$")
 
 
@@ -84,13 +99,11 @@ class Credentials:
 
     def describe(self) -> str:
         """How `bugbout doctor` and the source's description name the credentials."""
-        if self.source == "GITHUB_TOKEN":
-            return "token from GITHUB_TOKEN"
-        if self.source == "gh":
-            return "token from `gh auth token`"
-        if self.source == "given":
-            return "token given by the caller"
-        return "anonymous, 60 requests an hour"
+        return _SOURCE_WORDS[self.source][0]
+
+    def fix(self) -> str:
+        """What to do when GitHub refuses these credentials."""
+        return _SOURCE_WORDS[self.source][1]
 
 
 def resolve_credentials(api_url: str = DEFAULT_API_URL, *, gh_timeout: float = 5.0) -> Credentials:
@@ -423,7 +436,7 @@ class GitHubClient:
                 refused = f"GitHub refused an anonymous request ({answer})"
             else:
                 refused = f"GitHub rejected the {self.credentials.describe()} ({answer})"
-            return self._stop(BadCredentials(refused, hint=_token_fix(self.credentials)))
+            return self._stop(BadCredentials(refused, hint=self.credentials.fix()))
         detail = f": {message}" if message else ""
         if status in (404, 410):
             return RequestFailed(f"{self.api_url}{path} does not exist ({status}{detail})")
@@ -432,16 +445,6 @@ class GitHubClient:
     def _stop(self, error: GitHubError) -> GitHubError:
         self.stopped = error
         return error
-
-
-def _token_fix(credentials: Credentials) -> str:
-    if credentials.source == "GITHUB_TOKEN":
-        return "set GITHUB_TOKEN to a valid token, or unset it to read anonymously"
-    if credentials.source == "gh":
-        return "log in again with `gh auth login`, or set GITHUB_TOKEN"
-    if credentials.source == "given":
-        return "pass a valid token"
-    return "set GITHUB_TOKEN, or log in with `gh auth login`"
 
 
 def _decode(raw: bytes) -> Any:

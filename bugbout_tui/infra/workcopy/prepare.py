@@ -133,29 +133,26 @@ def _is_hidden(path: bytes, hidden: Sequence[bytes]) -> bool:
     return any(path == h or path.startswith(h + b"/") for h in hidden)
 
 
-def _start_copy(source: Path, destination: Path) -> subprocess.Popen[bytes] | None:
-    """Copy a tree, links as links, times kept, never hard-linked.
+def copy_argv(source: Path, destination: Path) -> list[str]:
+    """The GNU `cp` command line that copies a working copy's tree on Linux.
 
-    GNU `cp` clones blocks where the filesystem can (`--reflink=auto`) and measured about
-    three times faster than `shutil.copytree` or a walk with `os.copy_file_range` for a
-    2,000-file tree (`benchmarks/checkout.py`). Times are kept so that an agent's edit
-    always changes a file's recorded time, and so that git's racy-file check never has to
-    re-read an untouched file. Modes follow the source under the umask, which keeps the
-    owner's executable bit, the only one git records. Elsewhere `shutil.copytree` does
-    the same job.
+    It clones blocks where the filesystem can (`--reflink=auto`) and measured about three
+    times faster than `shutil.copytree` or a walk with `os.copy_file_range` for a
+    2,000-file tree (`benchmarks/checkout.py`, which times this very command). Times are
+    kept so that an agent's edit always changes a file's recorded time, and so that git's
+    racy-file check never has to re-read an untouched file. Modes follow the source under
+    the umask, which keeps the owner's executable bit, the only one git records.
     """
+    options = ["-R", "-P", "--preserve=timestamps", "--reflink=auto", "-T"]
+    return ["cp", *options, str(source), str(destination)]
+
+
+def _start_copy(source: Path, destination: Path) -> subprocess.Popen[bytes] | None:
+    """Copy a tree, links as links, times kept, never hard-linked: with `cp` on Linux
+    (`copy_argv`), elsewhere with `shutil.copytree`, which does the same job."""
     if sys.platform.startswith("linux"):
         return subprocess.Popen(
-            [
-                "cp",
-                "-R",
-                "-P",
-                "--preserve=timestamps",
-                "--reflink=auto",
-                "-T",
-                str(source),
-                str(destination),
-            ],
+            copy_argv(source, destination),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
