@@ -52,11 +52,7 @@ class Tools:
         return script
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "bugbout-home"
-    monkeypatch.setenv("BUGBOUT_HOME", str(path))
-    return path
+pytestmark = pytest.mark.usefixtures("home")
 
 
 @pytest.fixture

@@ -22,13 +22,6 @@ OPS_FIXED = OPS.replace(
 )
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "home"
-    monkeypatch.setenv("BUGBOUT_HOME", str(path))
-    return path
-
-
 def _project(tmp_path: Path) -> GitRepo:
     repo = GitRepo(tmp_path / "proj")
     repo.commit(

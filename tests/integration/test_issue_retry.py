@@ -23,11 +23,7 @@ if TYPE_CHECKING:
 pytest_plugins = ["github_server"]
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "bugbout-home"
-    monkeypatch.setenv("BUGBOUT_HOME", str(path))
-    return path
+pytestmark = pytest.mark.usefixtures("home")
 
 
 @pytest.fixture

@@ -22,14 +22,7 @@ from bugbout_tui.core.events import ErrorRaised
 from bugbout_tui.core.store import Store
 from bugbout_tui.engine.race import attempt_path
 
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "bugbout-home"
-    monkeypatch.setenv("BUGBOUT_HOME", str(path))
-    return path
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("home")]
 
 
 @pytest.fixture
