@@ -20,6 +20,14 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
+def state(tmp_path: Path) -> Path:
+    """The agents' state directory, outside every working copy: where they count starts."""
+    path = tmp_path / "state"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
 def git_repo(tmp_path: Path) -> GitRepo:
     """An empty repository on branch `main`, isolated from the machine's git config."""
     return GitRepo(tmp_path / "repo")

@@ -160,6 +160,13 @@ def script(name: str, *args: str) -> list[str]:
     return [PYTHON, str(AGENTS / f"{name}.py"), *args]
 
 
+def edit_agent(name: str, state: Path, *, quota: str | None = None, sleep: float = 0.0) -> str:
+    """A contestant running `agents/edit.py`, which makes a one-line fix after `sleep`
+    seconds and counts its starts in `state`."""
+    command = script("edit", "--count", str(state / "count"), "--sleep", str(sleep), "{workdir}")
+    return contestant(name, command, quota=quota, state_dirs=[str(state)])
+
+
 def race(project: Path, *, retry_failed: bool = False) -> list[BaseEvent]:
     """Run the bout up to the race in this process; the events it emitted, in order."""
     bout = Bout(Project.load(project), retry_failed=retry_failed)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from racekit import attempt, contestant, copy_project, race, script, starts
+from racekit import attempt, copy_project, edit_agent, race, starts
 
 from bugbout_tui.core.events import StageFinished
 
@@ -37,19 +37,14 @@ def closed_port() -> Iterator[int]:
 def test_attempts_skipped_while_offline_run_once_the_issue_is_read(
     project_template: Path,
     tmp_path: Path,
+    state: Path,
     github_env: GitHubEnv,
     github_server: FakeGitHub,
     closed_port: int,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    state = tmp_path / "state"
-    state.mkdir()
-    command = script("edit", "--count", str(state / "count"), "--sleep", "0", "{workdir}")
     project = copy_project(
-        project_template,
-        tmp_path / "proj",
-        tasks=["calc-1"],
-        extra=contestant("one", command, state_dirs=[str(state)]),
+        project_template, tmp_path / "proj", tasks=["calc-1"], extra=edit_agent("one", state)
     )
     config = project / "bugbout.toml"
     text = config.read_text()

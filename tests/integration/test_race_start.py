@@ -16,25 +16,13 @@ from pathlib import Path
 
 import pytest
 from projects import write_issues
-from racekit import attempt, contestant, copy_project, race, records, script, starts
+from racekit import attempt, contestant, copy_project, edit_agent, race, records, starts
 
 from bugbout_tui.core.events import ErrorRaised
 from bugbout_tui.core.store import Store
 from bugbout_tui.engine.race import attempt_path
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("home")]
-
-
-@pytest.fixture
-def state(tmp_path: Path) -> Path:
-    path = tmp_path / "state"
-    path.mkdir()
-    return path
-
-
-def edit(name: str, state: Path) -> str:
-    command = script("edit", "--count", str(state / "count"), "{workdir}")
-    return contestant(name, command, quota=name, state_dirs=[str(state)])
 
 
 def test_a_missing_or_unusable_program_stops_the_run_before_the_race_with_exit_2(
@@ -47,7 +35,7 @@ def test_a_missing_or_unusable_program_stops_the_run_before_the_race_with_exit_2
         project_template,
         tmp_path / "proj",
         tasks=["calc-1", "calc-2"],
-        extra=edit("fine", state)
+        extra=edit_agent("fine", state, quota="fine")
         + contestant("ghost", ["/nowhere/ghost-agent", "{prompt_file}"], quota="ghost")
         + contestant("stale", [str(unusable), "{workdir}"], quota="stale"),
     )
@@ -78,7 +66,7 @@ def test_an_attempt_an_older_version_recorded_as_unable_to_start_runs_again(
         project_template,
         tmp_path / "proj",
         tasks=["calc-1", "calc-2"],
-        extra=edit("fine", state),
+        extra=edit_agent("fine", state, quota="fine"),
     )
     store = Store(project)
     when = datetime(2026, 1, 1, tzinfo=UTC)

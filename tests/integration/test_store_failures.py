@@ -25,7 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from racekit import alive, attempt, contestant, copy_project, race, script, starts
+from racekit import (
+    alive,
+    attempt,
+    contestant,
+    copy_project,
+    edit_agent,
+    race,
+    script,
+    starts,
+)
 
 from bugbout_tui.core.errors import StoreError
 from bugbout_tui.core.events import (
@@ -145,17 +154,9 @@ def journal(store: Path) -> list[BaseEvent]:
     return [parse_event(line) for line in lines if line]
 
 
-@pytest.fixture
-def state(tmp_path: Path) -> Path:
-    path = tmp_path / "state"
-    path.mkdir()
-    return path
-
-
 def small_agent(state: Path) -> str:
     """A contestant that makes a one-line fix, noting each start in `state`."""
-    command = script("edit", "--count", str(state / "count"), "{workdir}")
-    return contestant("small", command, quota="one", state_dirs=[str(state)])
+    return edit_agent("small", state, quota="one")
 
 
 def bulky_agent() -> str:
