@@ -4,28 +4,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from gitrepo import GitRepo
 from projects import write_config, write_issues
+from terminals import bugbout
 
 from bugbout_tui.tui.watch import JournalReader
 
 OPS = "def mean(xs):\n    return sum(xs) / len(xs)\n"
 OPS_FIXED = "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n"
-
-
-def bugbout(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bugbout_tui", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={"BUGBOUT_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home)},
-        timeout=300,
-    )
 
 
 @pytest.fixture
@@ -229,14 +218,7 @@ def test_tasks_says_why_a_ground_truth_failed_and_where_its_logs_are(
         "the fix's tests cannot be collected: tests/test_none.py: "
         "ModuleNotFoundError: No module named 'calc_compat'"
     )
-    shown = subprocess.run(
-        [sys.executable, "-m", "bugbout_tui", "tasks", "calc-4"],
-        cwd=project.root,
-        capture_output=True,
-        text=True,
-        env={"BUGBOUT_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": "400"},
-        timeout=300,
-    )
+    shown = bugbout("tasks", "calc-4", cwd=project.root, home=home, COLUMNS="400")
     flat = " ".join(shown.stdout.split())
     assert f"not scored: {why}" in flat
     logs = project.root / ".bugbout" / "logs" / "ground-truth" / "calc-4"

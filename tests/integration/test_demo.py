@@ -26,6 +26,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
+from terminals import bugbout
 
 import bugbout_tui
 from bugbout_tui.agents.quota import ANY_LIMIT, find_limit
@@ -490,22 +491,11 @@ def test_a_python_without_pytest_is_named(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- the whole demo, twice
 
 
-def bugbout(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bugbout_tui", *args],
-        capture_output=True,
-        text=True,
-        env={"BUGBOUT_HOME": str(home), "HOME": str(home), "PATH": "/usr/bin:/bin"},
-        timeout=600,
-        check=False,
-    )
-
-
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """`bugbout demo` in a fresh BUGBOUT_HOME: the demo directory and what it printed."""
     home = tmp_path_factory.mktemp("e2e")
-    result = bugbout(home, "demo")
+    result = bugbout("demo", home=home, timeout=600)
     assert result.returncode == 0, result.stderr
     return home / "demo", result.stdout
 
@@ -578,7 +568,7 @@ def test_the_demo_again_runs_nothing_and_shows_the_same_bout(
 ) -> None:
     root, _ = finished
     before = statuses(root)
-    again = bugbout(root.parent, "demo")
+    again = bugbout("demo", home=root.parent, timeout=600)
     assert again.returncode == 0, again.stderr
     assert "Reusing the demo" in again.stderr
     events = [
@@ -594,7 +584,7 @@ def test_the_demo_again_runs_nothing_and_shows_the_same_bout(
 def test_a_foreign_directory_is_refused_without_a_traceback(tmp_path: Path) -> None:
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "notes.txt").write_text("mine")
-    result = bugbout(tmp_path / "home", "demo", str(tmp_path / "taken"))
+    result = bugbout("demo", str(tmp_path / "taken"), home=tmp_path / "home", timeout=600)
     assert result.returncode == 2
     assert "other than a bugbout demo" in result.stderr
     assert "Traceback" not in result.stderr

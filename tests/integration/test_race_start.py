@@ -9,14 +9,13 @@ attempt an older version recorded as crashed because it could not start.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from projects import write_issues
 from racekit import attempt, contestant, copy_project, edit_agent, race, records, starts
+from terminals import bugbout
 
 from bugbout_tui.core.events import ErrorRaised
 from bugbout_tui.core.store import Store
@@ -39,14 +38,7 @@ def test_a_missing_or_unusable_program_stops_the_run_before_the_race_with_exit_2
         + contestant("ghost", ["/nowhere/ghost-agent", "{prompt_file}"], quota="ghost")
         + contestant("stale", [str(unusable), "{workdir}"], quota="stale"),
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "bugbout_tui", "run"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        env={"BUGBOUT_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home)},
-        timeout=300,
-    )
+    result = bugbout("run", cwd=project, home=home)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert "the contestant 'ghost': `/nowhere/ghost-agent`" in result.stderr
