@@ -13,7 +13,9 @@ binds back in (the project itself stays out of their sight, wherever it is).
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import shutil
 import sys
 import time
@@ -222,6 +224,23 @@ def wait_for(condition: Callable[[], bool], *, timeout: float, what: str) -> Non
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(0.05)
+
+
+def lock_is_free(store: Path) -> bool:
+    """Whether no process holds the lock of the store directory `store`, found by taking
+    it (exclusive, never waited for) and letting go at once: a check of its own, not
+    Store's, so a test does not trust the code it tests."""
+    try:
+        fd = os.open(store / "lock", os.O_RDWR)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 def alive(token: str) -> list[int]:

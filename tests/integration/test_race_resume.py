@@ -8,7 +8,6 @@ started again, no agent outlives the run, and the next run does only what is lef
 
 from __future__ import annotations
 
-import fcntl
 import os
 import signal
 import subprocess
@@ -23,6 +22,7 @@ from racekit import (
     contestant,
     copy_project,
     journal,
+    lock_is_free,
     records,
     script,
     starts,
@@ -111,7 +111,8 @@ def test_a_run_killed_with_sigkill_resumes_without_repeating_anything(
     assert before
     assert all(path.stem == "fast" for path in before)  # the held agent left no record
     wait_for(lambda: not alive(token), timeout=10, what="the agents to die with bugbout")
-    assert _lock_is_free(project)
+    assert (project / ".bugbout" / "lock").is_file()
+    assert lock_is_free(project / ".bugbout")
 
     release.touch()
     again = Run(project, home, tmp_path)
@@ -156,7 +157,8 @@ def test_a_stop_is_clean_and_the_next_run_resumes(
     assert said in run.output()
     assert "Traceback" not in run.output()
     wait_for(lambda: not alive(token), timeout=10, what="the agents to be stopped")
-    assert _lock_is_free(project)
+    assert (project / ".bugbout" / "lock").is_file()
+    assert lock_is_free(project / ".bugbout")
     last = journal(project)[-1]
     assert isinstance(last, BoutFinished)
     assert last.outcome == "stopped"
@@ -181,14 +183,3 @@ def test_a_stop_is_clean_and_the_next_run_resumes(
         assert f"[race] {task}/slow started in lane slow" in lines
         assert any(line.startswith(f"[race] {task}/slow finished after ") for line in lines)
     assert "[race] 8 attempts (8 finished)" in lines
-
-
-def _lock_is_free(project: Path) -> bool:
-    fd = os.open(project / ".bugbout" / "lock", os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
-    return True
