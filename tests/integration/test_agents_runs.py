@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.harness import FAKES, calls, fake_env, make_session, run, write_script
+from fakes.harness import (
+    FAKES,
+    bubblewrap,
+    calls,
+    fake_env,
+    make_session,
+    run,
+    write_script,
+)
 
 from bugbout_tui.agents import (
     ClaudeCodeAgent,
@@ -28,7 +36,6 @@ from bugbout_tui.agents import (
     GeminiCliAgent,
     Session,
 )
-from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.infra.sandbox import BubblewrapSandbox, NoSandbox, Sandbox
 
 FIX = {"write": "calc.py", "content": "def add(a, b):\n    return a + b\n"}
@@ -42,15 +49,6 @@ FIXED = "def add(a, b):\n    return a + b\n"
 @pytest.fixture(autouse=True)
 def fakes_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', '')}")
-
-
-def bubblewrap() -> Sandbox:
-    sandbox = BubblewrapSandbox()
-    try:
-        sandbox.check()
-    except BugboutError as error:
-        pytest.skip(f"bubblewrap cannot run here: {error.message}")
-    return sandbox
 
 
 @pytest.fixture(params=["none", "bubblewrap"])
