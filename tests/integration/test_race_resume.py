@@ -91,6 +91,15 @@ def setup(project_template: Path, tmp_path: Path) -> tuple[Path, Path, Path, str
     return project, count, release, token
 
 
+def wait_for_one_recorded_while_slow_runs(project: Path, count: Path) -> None:
+    """Until an attempt is recorded while a slow one is in flight: the moment to stop."""
+    wait_for(
+        lambda: bool(records(project)) and ("slow" in {a for _, a in starts(count)}),
+        timeout=60,
+        what="a recorded attempt while a slow one is in flight",
+    )
+
+
 def test_a_run_killed_with_sigkill_resumes_without_repeating_anything(
     setup: tuple[Path, Path, Path, str], tmp_path: Path
 ) -> None:
@@ -98,11 +107,7 @@ def test_a_run_killed_with_sigkill_resumes_without_repeating_anything(
     home = tmp_path / "bugbout-home"
     run = Run(project, home, tmp_path)
     try:
-        wait_for(
-            lambda: bool(records(project)) and ("slow" in {a for _, a in starts(count)}),
-            timeout=60,
-            what="a recorded attempt while a slow one is in flight",
-        )
+        wait_for_one_recorded_while_slow_runs(project, count)
         os.kill(run.proc.pid, signal.SIGKILL)  # bugbout alone: its agents must follow
         assert run.wait() == -signal.SIGKILL
     finally:
@@ -141,11 +146,7 @@ def test_a_stop_is_clean_and_the_next_run_resumes(
     home = tmp_path / "bugbout-home"
     run = Run(project, home, tmp_path)
     try:
-        wait_for(
-            lambda: bool(records(project)) and ("slow" in {a for _, a in starts(count)}),
-            timeout=60,
-            what="a recorded attempt while a slow one is in flight",
-        )
+        wait_for_one_recorded_while_slow_runs(project, count)
         # Ctrl-C: a terminal signals the whole job; SIGTERM: a runner signals the process
         if stop == signal.SIGINT:
             os.killpg(run.proc.pid, stop)
