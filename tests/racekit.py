@@ -217,13 +217,20 @@ def starts(count_file: Path) -> list[tuple[str, str]]:
     return found
 
 
-def wait_for(condition: Callable[[], bool], *, timeout: float, what: str) -> None:
-    """Poll `condition` until it holds; fail naming `what` after `timeout` seconds."""
+def eventually(condition: Callable[[], bool], *, timeout: float, step: float = 0.05) -> bool:
+    """Whether `condition` holds within `timeout` seconds, polled every `step`."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
+            return False
+        time.sleep(step)
+    return True
+
+
+def wait_for(condition: Callable[[], bool], *, timeout: float, what: str) -> None:
+    """Poll `condition` until it holds; fail naming `what` after `timeout` seconds."""
+    if not eventually(condition, timeout=timeout):
+        raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def lock_is_free(store: Path) -> bool:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from racekit import eventually
 
 from bugbout_tui.infra import proc
 from bugbout_tui.infra.proc import TAIL_BYTES, ProcessResult, run_process
@@ -62,12 +63,7 @@ def running(pid: int) -> bool:
 
 def gone_soon(pid: int) -> bool:
     """The kernel delivers SIGKILL asynchronously: allow it a brief moment."""
-    deadline = time.monotonic() + 2.0
-    while running(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
+    return eventually(lambda: not running(pid), timeout=2.0, step=0.01)
 
 
 def run(argv: list[str], tmp_path: Path, **kwargs: object) -> ProcessResult:
