@@ -7,8 +7,6 @@ may pass. It mines again, reads the issues, and runs the attempts it skipped.
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,14 +22,6 @@ pytest_plugins = ["github_server"]
 
 
 pytestmark = pytest.mark.usefixtures("home")
-
-
-@pytest.fixture
-def closed_port() -> Iterator[int]:
-    """A port bound but not listening: connecting is refused at once."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        yield sock.getsockname()[1]
 
 
 def test_attempts_skipped_while_offline_run_once_the_issue_is_read(

@@ -11,9 +11,7 @@ are kept.
 from __future__ import annotations
 
 import json
-import socket
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -97,14 +95,6 @@ def api(
     """The fake API, which the project reads through `GITHUB_API_URL`."""
     monkeypatch.setenv("GITHUB_API_URL", github_server.url)
     return github_server
-
-
-@pytest.fixture
-def closed_port() -> Iterator[int]:
-    """A port bound but not listening: connecting is refused at once."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        yield sock.getsockname()[1]
 
 
 @pytest.fixture
