@@ -10,6 +10,24 @@ from racekit import template
 
 
 @pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh `BUGBOUT_HOME` under `tmp_path`, so no test shares environments, clones or
+    working copies with the machine's own home or with another test. A module whose every
+    test needs it says `pytestmark = pytest.mark.usefixtures("home")`."""
+    path = tmp_path / "bugbout-home"
+    monkeypatch.setenv("BUGBOUT_HOME", str(path))
+    return path
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    """The agents' state directory, outside every working copy: where they count starts."""
+    path = tmp_path / "state"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
 def git_repo(tmp_path: Path) -> GitRepo:
     """An empty repository on branch `main`, isolated from the machine's git config."""
     return GitRepo(tmp_path / "repo")

@@ -6,15 +6,17 @@ or to reject tokens. Every request is recorded with its headers, so a test can a
 exactly what was asked and what was not.
 
 Use the `github_server` fixture (a started `FakeGitHub`), and `github_env` to run
-without the developer's own token or GitHub CLI login leaking into a test. A test module
-gets both with `pytest_plugins = ["github_server"]`, importing this module for types only
-(under `TYPE_CHECKING`) so pytest can still rewrite its asserts.
+without the developer's own token or GitHub CLI login leaking into a test;
+`closed_port` stands for a GitHub that cannot be reached. A test module gets them with
+`pytest_plugins = ["github_server"]`, importing this module for types only (under
+`TYPE_CHECKING`) so pytest can still rewrite its asserts.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 import threading
 from collections.abc import Iterator
@@ -288,3 +290,12 @@ def github_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> GitHubEnv:
     env.install_gh(token=None)
     monkeypatch.setenv("PATH", f"{env.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     return env
+
+
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A port bound but not listening: connecting is refused at once, deterministically,
+    as to a GitHub that cannot be reached."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]

@@ -13,7 +13,9 @@ binds back in (the project itself stays out of their sight, wherever it is).
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import shutil
 import sys
 import time
@@ -160,6 +162,13 @@ def script(name: str, *args: str) -> list[str]:
     return [PYTHON, str(AGENTS / f"{name}.py"), *args]
 
 
+def edit_agent(name: str, state: Path, *, quota: str | None = None, sleep: float = 0.0) -> str:
+    """A contestant running `agents/edit.py`, which makes a one-line fix after `sleep`
+    seconds and counts its starts in `state`."""
+    command = script("edit", "--count", str(state / "count"), "--sleep", str(sleep), "{workdir}")
+    return contestant(name, command, quota=quota, state_dirs=[str(state)])
+
+
 def race(project: Path, *, retry_failed: bool = False) -> list[BaseEvent]:
     """Run the bout up to the race in this process; the events it emitted, in order."""
     bout = Bout(Project.load(project), retry_failed=retry_failed)
@@ -208,13 +217,37 @@ def starts(count_file: Path) -> list[tuple[str, str]]:
     return found
 
 
-def wait_for(condition: Callable[[], bool], *, timeout: float, what: str) -> None:
-    """Poll `condition` until it holds; fail naming `what` after `timeout` seconds."""
+def eventually(condition: Callable[[], bool], *, timeout: float, step: float = 0.05) -> bool:
+    """Whether `condition` holds within `timeout` seconds, polled every `step`."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
+            return False
+        time.sleep(step)
+    return True
+
+
+def wait_for(condition: Callable[[], bool], *, timeout: float, what: str) -> None:
+    """Poll `condition` until it holds; fail naming `what` after `timeout` seconds."""
+    if not eventually(condition, timeout=timeout):
+        raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def lock_is_free(store: Path) -> bool:
+    """Whether no process holds the lock of the store directory `store`, found by taking
+    it (exclusive, never waited for) and letting go at once: a check of its own, not
+    Store's, so a test does not trust the code it tests."""
+    try:
+        fd = os.open(store / "lock", os.O_RDWR)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 def alive(token: str) -> list[int]:

@@ -1,4 +1,6 @@
-"""Running `bugbout` as a person at an 80-column terminal sees it, and as a pipe does.
+"""Running `bugbout` as a person does: in its own process, with what a shell would pass
+it and nothing of the machine running the tests; seen at an 80-column terminal, or
+through a pipe.
 
 A pseudo-terminal is the real thing for rich: it asks the terminal its size, and draws
 for it. Standard error stays a pipe in both, so a spinner never mixes into what is read.
@@ -23,27 +25,31 @@ from rich.cells import cell_len
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\r")
 
 
-def env(home: Path, columns: int) -> dict[str, str]:
-    return {
-        "BUGBOUT_HOME": str(home),
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(home),
-        "COLUMNS": str(columns),
-        "TERM": "xterm-256color",
-    }
+def clean_env(home: Path, **extra: str) -> dict[str, str]:
+    """`home` as BUGBOUT_HOME and HOME, the system PATH, and `extra` (which may give
+    another HOME or PATH)."""
+    return {"BUGBOUT_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home), **extra}
 
 
-def piped(args: list[str], *, cwd: Path, home: Path, columns: int = 80) -> str:
-    """What `bugbout args` writes to a pipe, with COLUMNS set as a shell would."""
-    result = subprocess.run(
+def bugbout(
+    *args: str, cwd: Path | None = None, home: Path, timeout: float = 300, **extra_env: str
+) -> subprocess.CompletedProcess[str]:
+    """`bugbout args` in its own process with `clean_env(home, **extra_env)`; its output
+    captured as text, whatever its exit code."""
+    return subprocess.run(
         [sys.executable, "-m", "bugbout_tui", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
-        env=env(home, columns),
-        timeout=300,
+        env=clean_env(home, **extra_env),
+        timeout=timeout,
         check=False,
     )
+
+
+def piped(args: list[str], *, cwd: Path, home: Path, columns: int = 80) -> str:
+    """What `bugbout args` writes to a pipe, with COLUMNS set as a shell would."""
+    result = bugbout(*args, cwd=cwd, home=home, COLUMNS=str(columns), TERM="xterm-256color")
     assert result.returncode in (0, 1), result.stderr
     return result.stdout
 
@@ -101,7 +107,12 @@ def run_on_a_terminal(
 
 def on_a_terminal(args: list[str], *, cwd: Path, home: Path, columns: int = 80) -> str:
     """What `bugbout args` shows on a pseudo-terminal `columns` wide, controls removed."""
-    code, written = run_on_a_terminal(args, cwd=cwd, env=env(home, columns), columns=columns)
+    code, written = run_on_a_terminal(
+        args,
+        cwd=cwd,
+        env=clean_env(home, COLUMNS=str(columns), TERM="xterm-256color"),
+        columns=columns,
+    )
     assert code in (0, 1)
     return _CONTROL.sub("", written)
 

@@ -14,11 +14,25 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bugbout_tui.agents import STDERR_LOG, STDOUT_LOG, CodingAgent, Session
-from bugbout_tui.infra.sandbox import Sandbox
+from bugbout_tui.core.errors import BugboutError
+from bugbout_tui.infra.sandbox import BubblewrapSandbox, Sandbox
 
 FAKES = Path(__file__).resolve().parent
 TIMEOUT = 120
+
+
+def bubblewrap() -> Sandbox:
+    """The bubblewrap backend, checked; the calling test is skipped where bwrap cannot
+    run on this machine."""
+    sandbox = BubblewrapSandbox()
+    try:
+        sandbox.check()
+    except BugboutError as error:
+        pytest.skip(f"bubblewrap cannot run here: {error.message}")
+    return sandbox
 
 
 def make_session(

@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.harness import make_session, run
+from fakes.harness import bubblewrap, make_session, run
 
 from bugbout_tui.agents import MiniSweAgent, Session
 from bugbout_tui.agents.mini_env import SandboxedEnvironment
 from bugbout_tui.agents.mini_swe_agent import PLACEHOLDER, TRAJECTORY, yaml_compatible_json
-from bugbout_tui.core.errors import BugboutError
-from bugbout_tui.infra.sandbox import BubblewrapSandbox, Confinement, NoSandbox, Sandbox
+from bugbout_tui.infra.sandbox import Confinement, NoSandbox, Sandbox
 
 FIXED = "def add(a, b):\n    return a + b\n"
 AWKWARD = (
@@ -32,15 +31,6 @@ AWKWARD = (
     " separator\u2028 bom\ufeff bug 🐛 {{ task }} {% raw %}"
 )
 """A prompt with everything that could trip the configuration file or the templates."""
-
-
-def bubblewrap() -> Sandbox:
-    sandbox = BubblewrapSandbox()
-    try:
-        sandbox.check()
-    except BugboutError as error:
-        pytest.skip(f"bubblewrap cannot run here: {error.message}")
-    return sandbox
 
 
 class ModelServer:

@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.harness import FAKES, calls, fake_env, make_session, run, write_script
+from fakes.harness import (
+    FAKES,
+    bubblewrap,
+    calls,
+    fake_env,
+    make_session,
+    run,
+    write_script,
+)
 
 from bugbout_tui.agents import (
     ClaudeCodeAgent,
@@ -28,7 +36,6 @@ from bugbout_tui.agents import (
     GeminiCliAgent,
     Session,
 )
-from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.infra.sandbox import BubblewrapSandbox, NoSandbox, Sandbox
 
 FIX = {"write": "calc.py", "content": "def add(a, b):\n    return a + b\n"}
@@ -42,15 +49,6 @@ FIXED = "def add(a, b):\n    return a + b\n"
 @pytest.fixture(autouse=True)
 def fakes_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', '')}")
-
-
-def bubblewrap() -> Sandbox:
-    sandbox = BubblewrapSandbox()
-    try:
-        sandbox.check()
-    except BugboutError as error:
-        pytest.skip(f"bubblewrap cannot run here: {error.message}")
-    return sandbox
 
 
 @pytest.fixture(params=["none", "bubblewrap"])
@@ -145,17 +143,20 @@ def test_codex_has_no_web_search(tmp_path: Path) -> None:
     assert not [e for e in events if e.get("item", {}).get("type") == "web_search"]
 
 
+def run_fake(
+    name: str, *args: str, cwd: Path, env: dict[str, str], stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The fake `name` run directly with `args`, outside any session: how it answers a
+    command line."""
+    return subprocess.run(
+        [str(FAKES / name), *args], cwd=cwd, env=env, input=stdin, capture_output=True, text=True
+    )
+
+
 def test_codex_fake_is_as_strict_as_codex(tmp_path: Path) -> None:
     def codex(*args: str, cwd: Path = tmp_path) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "CODEX_HOME": str(tmp_path)}
-        return subprocess.run(
-            [str(FAKES / "codex"), *args],
-            cwd=cwd,
-            env=env,
-            input="hi",
-            capture_output=True,
-            text=True,
-        )
+        return run_fake("codex", *args, cwd=cwd, env=env, stdin="hi")
 
     for removed in (["--full-auto"], ["--search"], ["-a", "never"], ["--json-output"]):
         result = codex("exec", *removed, "--skip-git-repo-check", "-")
@@ -287,14 +288,7 @@ def test_claude_code_killed_run_keeps_its_last_words(tmp_path: Path) -> None:
 def test_claude_fake_is_as_strict_as_claude(tmp_path: Path) -> None:
     def claude(*args: str) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path), "ANTHROPIC_API_KEY": "k"}
-        return subprocess.run(
-            [str(FAKES / "claude"), *args],
-            cwd=tmp_path,
-            env=env,
-            input="hi",
-            capture_output=True,
-            text=True,
-        )
+        return run_fake("claude", *args, cwd=tmp_path, env=env, stdin="hi")
 
     unknown = claude("-p", "--bogus-flag")
     assert unknown.returncode == 1 and "unknown option '--bogus-flag'" in unknown.stderr
@@ -419,9 +413,7 @@ def test_gemini_fake_is_as_strict_as_gemini(tmp_path: Path) -> None:
     def gemini(*args: str) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "GEMINI_CLI_HOME": str(tmp_path), "GEMINI_API_KEY": "k"}
         env.pop("BUGBOUT_FAKE_SCRIPT", None)
-        return subprocess.run(
-            [str(FAKES / "gemini"), *args], cwd=tmp_path, env=env, capture_output=True, text=True
-        )
+        return run_fake("gemini", *args, cwd=tmp_path, env=env)
 
     unknown = gemini("--bogus-flag", "-p", "x")
     assert unknown.returncode == 1 and "Unknown arguments: bogus-flag, bogusFlag" in unknown.stderr

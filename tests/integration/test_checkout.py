@@ -32,11 +32,7 @@ HELPERS = (
 REGRESSION = "tests/test_regress.py::test_mean_of_nothing"
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "bugbout-home"
-    monkeypatch.setenv("BUGBOUT_HOME", str(path))
-    return path
+pytestmark = pytest.mark.usefixtures("home")
 
 
 def _project(root: Path, run: str = "", *, tests_at: str = "tests") -> Path:

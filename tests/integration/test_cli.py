@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from gitrepo import GitRepo
 from projects import write_config, write_issues
+from terminals import bugbout
 
 from bugbout_tui.tui.watch import JournalReader
 
@@ -17,15 +17,13 @@ OPS = "def mean(xs):\n    return sum(xs) / len(xs)\n"
 OPS_FIXED = "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n"
 
 
-def bugbout(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bugbout_tui", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={"BUGBOUT_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home)},
-        timeout=300,
-    )
+MEAN_ISSUE = {3: ("mean() crashes on []", "It raises ZeroDivisionError.")}
+
+
+def configure(repo: GitRepo) -> None:
+    """The project's bugbout.toml, and the text of the issue its fix closes."""
+    write_config(repo.root, "calc")
+    write_issues(repo.root, MEAN_ISSUE)
 
 
 @pytest.fixture
@@ -77,8 +75,7 @@ def test_init_never_overwrites_without_force(project: GitRepo, tmp_path: Path) -
 
 
 def test_tasks_json_is_exactly_the_documented_object(project: GitRepo, tmp_path: Path) -> None:
-    write_config(project.root, "calc")
-    write_issues(project.root, {3: ("mean() crashes on []", "It raises ZeroDivisionError.")})
+    configure(project)
     result = bugbout("tasks", "--json", cwd=project.root, home=tmp_path / "home")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
@@ -100,8 +97,7 @@ def test_tasks_json_is_exactly_the_documented_object(project: GitRepo, tmp_path:
 
 
 def test_tasks_shows_the_table_the_funnel_and_one_task(project: GitRepo, tmp_path: Path) -> None:
-    write_config(project.root, "calc")
-    write_issues(project.root, {3: ("mean() crashes on []", "It raises ZeroDivisionError.")})
+    configure(project)
     table = bugbout("tasks", cwd=project.root, home=tmp_path / "home")
     assert table.returncode == 0, table.stderr
     assert "calc-3" in table.stdout and "not-a-fix" in table.stdout
@@ -152,8 +148,7 @@ def test_a_corrupt_store_file_is_named_and_kept(project: GitRepo, tmp_path: Path
 def test_run_until_ground_truth_prints_progress_and_stores_oracles(
     project: GitRepo, tmp_path: Path
 ) -> None:
-    write_config(project.root, "calc")
-    write_issues(project.root, {3: ("mean() crashes on []", "It raises ZeroDivisionError.")})
+    configure(project)
     result = bugbout("run", "--until", "ground-truth", cwd=project.root, home=tmp_path / "home")
     assert result.returncode == 0, result.stderr
     assert "[ground-truth] 1 of 1 tasks scored" in result.stderr
@@ -163,7 +158,7 @@ def test_run_until_ground_truth_prints_progress_and_stores_oracles(
 
 def test_tasks_shows_ground_truth_and_the_prompt_once_run(project: GitRepo, tmp_path: Path) -> None:
     write_config(project.root, "calc", extra='[project.env]\nCALC_MODE = "strict"\n')
-    write_issues(project.root, {3: ("mean() crashes on []", "It raises ZeroDivisionError.")})
+    write_issues(project.root, MEAN_ISSUE)
     home = tmp_path / "home"
     before = bugbout("tasks", "--json", cwd=project.root, home=home)
     assert "oracle" not in json.loads(before.stdout)["tasks"][0]
@@ -185,8 +180,7 @@ def test_tasks_shows_ground_truth_and_the_prompt_once_run(project: GitRepo, tmp_
 def test_a_bout_with_no_contestant_stops_before_mining_with_exit_2(
     project: GitRepo, tmp_path: Path
 ) -> None:
-    write_config(project.root, "calc")
-    write_issues(project.root, {3: ("mean() crashes on []", "It raises ZeroDivisionError.")})
+    configure(project)
     result = bugbout("run", cwd=project.root, home=tmp_path / "home")
     assert result.returncode == 2, result.stderr
     assert "no contestant is configured" in result.stderr
@@ -229,14 +223,7 @@ def test_tasks_says_why_a_ground_truth_failed_and_where_its_logs_are(
         "the fix's tests cannot be collected: tests/test_none.py: "
         "ModuleNotFoundError: No module named 'calc_compat'"
     )
-    shown = subprocess.run(
-        [sys.executable, "-m", "bugbout_tui", "tasks", "calc-4"],
-        cwd=project.root,
-        capture_output=True,
-        text=True,
-        env={"BUGBOUT_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": "400"},
-        timeout=300,
-    )
+    shown = bugbout("tasks", "calc-4", cwd=project.root, home=home, COLUMNS="400")
     flat = " ".join(shown.stdout.split())
     assert f"not scored: {why}" in flat
     logs = project.root / ".bugbout" / "logs" / "ground-truth" / "calc-4"
@@ -266,8 +253,7 @@ def test_a_bare_repository_is_read_for_its_history_and_trees(
 def test_each_runs_journal_is_kept_and_a_follower_sees_the_new_one(
     project: GitRepo, tmp_path: Path
 ) -> None:
-    write_config(project.root, "calc")
-    write_issues(project.root, {3: ("mean() crashes on []", "It raises ZeroDivisionError.")})
+    configure(project)
     home = tmp_path / "home"
     store = project.root / ".bugbout"
     assert bugbout("run", "--until", "ground-truth", cwd=project.root, home=home).returncode == 0

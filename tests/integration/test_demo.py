@@ -26,6 +26,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
+from terminals import bugbout
 
 import bugbout_tui
 from bugbout_tui.agents.quota import ANY_LIMIT, find_limit
@@ -326,6 +327,13 @@ def run_agent(
     return Run(copy, result, patch)
 
 
+def finished_run(demo: DemoProject, task: Task, style: Style, where: Path, *extra: str) -> Run:
+    """`run_agent`, which must exit 0; its output is the message when it does not."""
+    run = run_agent(demo, task, style, where, *extra)
+    assert run.result.returncode == 0, run.result.stdout + run.result.stderr
+    return run
+
+
 def maintainers_tests_pass(demo: DemoProject, task: Task, tree: Path, *also: str) -> bool:
     """The fix's own test modules (and `also`), put into `tree` and run there."""
     for module in task.test_files:
@@ -366,8 +374,7 @@ def test_careful_fixes_every_bug_with_a_test_that_reproduces_it(
     bug: Bug, demo: DemoProject, taskset: TaskSet, tmp_path: Path
 ) -> None:
     task = task_of(taskset, bug)
-    run = run_agent(demo, task, "careful", tmp_path)
-    assert run.result.returncode == 0, run.result.stdout + run.result.stderr
+    run = finished_run(demo, task, "careful", tmp_path)
     assert "running the tests" in run.result.stdout
     assert source_paths(run.patch) == task.source_files
     (own,) = changed_tests(run.patch)
@@ -384,8 +391,7 @@ def test_hasty_is_right_on_some_bugs_and_wrong_on_the_case_next_to_others(
     bug: Bug, demo: DemoProject, taskset: TaskSet, tmp_path: Path
 ) -> None:
     task = task_of(taskset, bug)
-    run = run_agent(demo, task, "hasty", tmp_path)
-    assert run.result.returncode == 0, run.result.stdout + run.result.stderr
+    run = finished_run(demo, task, "hasty", tmp_path)
     assert "running the tests" not in run.result.stdout
     if HASTY[bug.topic] == "gives up":
         assert run.patch.is_empty
@@ -402,8 +408,7 @@ def test_the_examiner_writes_tests_only(
     bug: Bug, demo: DemoProject, taskset: TaskSet, tmp_path: Path
 ) -> None:
     task = task_of(taskset, bug)
-    run = run_agent(demo, task, "examiner", tmp_path)
-    assert run.result.returncode == 0, run.result.stdout + run.result.stderr
+    run = finished_run(demo, task, "examiner", tmp_path)
     assert source_paths(run.patch) == []
     (own,) = changed_tests(run.patch)
     reproduced = not pytest_passes(run.copy.path, own)
@@ -417,8 +422,7 @@ def test_slow_fixes_like_careful_and_shows_its_work(
     demo: DemoProject, taskset: TaskSet, tmp_path: Path
 ) -> None:
     task = task_of(taskset, BY_TOPIC["thousands"])
-    run = run_agent(demo, task, "slow", tmp_path)
-    assert run.result.returncode == 0, run.result.stdout + run.result.stderr
+    run = finished_run(demo, task, "slow", tmp_path)
     lines = run.result.stdout.splitlines()
     assert "running the tests before changing anything..." in lines
     assert len(lines) >= 10, "the slow agent streams its progress"
@@ -433,8 +437,7 @@ def test_rationed_stops_on_its_third_attempt_with_a_usage_limit(
     state = tmp_path / "state"
     plan = ("--state-dir", str(state), "--allowance", "2")
     for attempt in (1, 2):
-        run = run_agent(demo, task, "rationed", tmp_path / str(attempt), *plan)
-        assert run.result.returncode == 0, run.result.stdout + run.result.stderr
+        run = finished_run(demo, task, "rationed", tmp_path / str(attempt), *plan)
         assert maintainers_tests_pass(demo, task, run.copy.path)
     third = run_agent(demo, task, "rationed", tmp_path / "3", *plan)
     assert third.result.returncode == 1
@@ -490,22 +493,11 @@ def test_a_python_without_pytest_is_named(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- the whole demo, twice
 
 
-def bugbout(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bugbout_tui", *args],
-        capture_output=True,
-        text=True,
-        env={"BUGBOUT_HOME": str(home), "HOME": str(home), "PATH": "/usr/bin:/bin"},
-        timeout=600,
-        check=False,
-    )
-
-
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """`bugbout demo` in a fresh BUGBOUT_HOME: the demo directory and what it printed."""
     home = tmp_path_factory.mktemp("e2e")
-    result = bugbout(home, "demo")
+    result = bugbout("demo", home=home, timeout=600)
     assert result.returncode == 0, result.stderr
     return home / "demo", result.stdout
 
@@ -578,7 +570,7 @@ def test_the_demo_again_runs_nothing_and_shows_the_same_bout(
 ) -> None:
     root, _ = finished
     before = statuses(root)
-    again = bugbout(root.parent, "demo")
+    again = bugbout("demo", home=root.parent, timeout=600)
     assert again.returncode == 0, again.stderr
     assert "Reusing the demo" in again.stderr
     events = [
@@ -594,7 +586,7 @@ def test_the_demo_again_runs_nothing_and_shows_the_same_bout(
 def test_a_foreign_directory_is_refused_without_a_traceback(tmp_path: Path) -> None:
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "notes.txt").write_text("mine")
-    result = bugbout(tmp_path / "home", "demo", str(tmp_path / "taken"))
+    result = bugbout("demo", str(tmp_path / "taken"), home=tmp_path / "home", timeout=600)
     assert result.returncode == 2
     assert "other than a bugbout demo" in result.stderr
     assert "Traceback" not in result.stderr

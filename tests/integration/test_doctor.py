@@ -52,11 +52,7 @@ class Tools:
         return script
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "bugbout-home"
-    monkeypatch.setenv("BUGBOUT_HOME", str(path))
-    return path
+pytestmark = pytest.mark.usefixtures("home")
 
 
 @pytest.fixture
@@ -347,22 +343,21 @@ def test_malformed_issues_file_is_a_problem(
 # --- GitHub --------------------------------------------------------------------------------
 
 
-def github_project(tmp_path: Path, server: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
-    monkeypatch.setenv("GITHUB_API_URL", server.url)
+@pytest.fixture
+def github_repo(
+    tmp_path: Path, tools: Tools, github_server: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> GitRepo:
+    """The project with no issues file, on the controlled PATH, GitHub's API at the fake."""
+    monkeypatch.setenv("GITHUB_API_URL", github_server.url)
     return project(tmp_path, issues=None, config="")
 
 
 def test_github_from_config_anonymous_is_a_warning(
-    tmp_path: Path,
-    tools: Tools,
-    github_server: FakeGitHub,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    github_repo: GitRepo, github_server: FakeGitHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    repo = github_project(tmp_path, github_server, monkeypatch)
-    toml = repo.root / "bugbout.toml"
+    toml = github_repo.root / "bugbout.toml"
     toml.write_text(toml.read_text().replace('"src/calc"\n', '"src/calc"\ngithub = "acme/tools"\n'))
-    code, checks = doctor(repo, capsys)
+    code, checks = doctor(github_repo, capsys)
     assert code == 0
     assert checks["issue text"] == {
         "name": "issue text",
@@ -379,17 +374,15 @@ def test_github_from_config_anonymous_is_a_warning(
 
 
 def test_github_from_origin_with_token(
-    tmp_path: Path,
-    tools: Tools,
+    github_repo: GitRepo,
     github_server: FakeGitHub,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    repo = github_project(tmp_path, github_server, monkeypatch)
-    repo.git("remote", "add", "origin", "https://github.com/acme/tools.git")
+    github_repo.git("remote", "add", "origin", "https://github.com/acme/tools.git")
     monkeypatch.setenv("GITHUB_TOKEN", "s3cret")
     github_server.require_token("s3cret")
-    code, checks = doctor(repo, capsys)
+    code, checks = doctor(github_repo, capsys)
     assert code == 0
     assert (
         checks["issue text"]["detail"] == "issues of acme/tools on GitHub (from the origin remote)"
@@ -400,34 +393,29 @@ def test_github_from_origin_with_token(
 
 
 def test_github_token_from_gh(
-    tmp_path: Path,
-    tools: Tools,
+    github_repo: GitRepo,
     github_env: GitHubEnv,
     github_server: FakeGitHub,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    repo = github_project(tmp_path, github_server, monkeypatch)
-    repo.git("remote", "add", "origin", "git@github.com:acme/tools.git")
+    github_repo.git("remote", "add", "origin", "git@github.com:acme/tools.git")
     github_env.install_gh(token="from-gh")
     github_server.require_token("from-gh")
-    _, checks = doctor(repo, capsys)
+    _, checks = doctor(github_repo, capsys)
     assert checks["GitHub API"]["status"] == "ok"
     assert "`gh auth token`" in checks["GitHub API"]["detail"]
 
 
 def test_rejected_token_is_a_problem(
-    tmp_path: Path,
-    tools: Tools,
+    github_repo: GitRepo,
     github_server: FakeGitHub,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    repo = github_project(tmp_path, github_server, monkeypatch)
-    repo.git("remote", "add", "origin", "https://github.com/acme/tools")
+    github_repo.git("remote", "add", "origin", "https://github.com/acme/tools")
     monkeypatch.setenv("GITHUB_TOKEN", "stale")
     github_server.require_token("fresh")
-    code, checks = doctor(repo, capsys)
+    code, checks = doctor(github_repo, capsys)
     assert code == 1
     api = checks["GitHub API"]
     assert api["status"] == "problem"
@@ -436,16 +424,11 @@ def test_rejected_token_is_a_problem(
 
 
 def test_used_up_rate_limit_is_a_warning(
-    tmp_path: Path,
-    tools: Tools,
-    github_server: FakeGitHub,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    github_repo: GitRepo, github_server: FakeGitHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    repo = github_project(tmp_path, github_server, monkeypatch)
-    repo.git("remote", "add", "origin", "https://github.com/acme/tools.git")
+    github_repo.git("remote", "add", "origin", "https://github.com/acme/tools.git")
     github_server.rate_limit_after(0)
-    code, checks = doctor(repo, capsys)
+    code, checks = doctor(github_repo, capsys)
     assert code == 0
     api = checks["GitHub API"]
     assert api["status"] == "warning"
@@ -454,16 +437,11 @@ def test_used_up_rate_limit_is_a_warning(
 
 
 def test_github_down_is_a_warning_not_a_crash(
-    tmp_path: Path,
-    tools: Tools,
-    github_server: FakeGitHub,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    github_repo: GitRepo, github_server: FakeGitHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    repo = github_project(tmp_path, github_server, monkeypatch)
-    repo.git("remote", "add", "origin", "https://github.com/acme/tools.git")
+    github_repo.git("remote", "add", "origin", "https://github.com/acme/tools.git")
     github_server.stop()
-    code, checks = doctor(repo, capsys)
+    code, checks = doctor(github_repo, capsys)
     assert code == 0
     api = checks["GitHub API"]
     assert api["status"] == "warning"

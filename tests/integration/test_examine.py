@@ -450,13 +450,6 @@ class Bench:
         return asyncio.run(stage.run([self.task], {self.task.id: attempts}))[self.task.id]
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "home"
-    monkeypatch.setenv("BUGBOUT_HOME", str(path))
-    return path
-
-
 VENDORS = {"right": "openai", "wrong": "anthropic", "tester": "google", "exam": "openai"}
 
 

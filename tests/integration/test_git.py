@@ -31,13 +31,6 @@ from bugbout_tui.infra.git import (
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "home"
-    monkeypatch.setenv("BUGBOUT_HOME", str(path))
-    return path
-
-
-@pytest.fixture
 def origin(tmp_path: Path) -> GitRepo:
     repo = GitRepo(tmp_path / "origin")
     repo.commit("First", files={"pkg/a.py": "A = 1\n"})

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Iterator
 from datetime import datetime
 from importlib import metadata
 from pathlib import Path
@@ -257,14 +256,6 @@ def test_bad_credentials_name_the_token_source(
         "GitHub refused an anonymous request (401 Bad credentials)\n"
         "set GITHUB_TOKEN, or log in with `gh auth login`"
     )
-
-
-@pytest.fixture
-def closed_port() -> Iterator[int]:
-    """A port bound but not listening: connecting is refused at once, deterministically."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        yield sock.getsockname()[1]
 
 
 def test_server_not_listening_is_offline(

@@ -22,25 +22,31 @@ OPS_FIXED = OPS.replace(
 )
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "home"
-    monkeypatch.setenv("BUGBOUT_HOME", str(path))
-    return path
-
-
-def _project(tmp_path: Path) -> GitRepo:
+def _project(tmp_path: Path, *, package_init: str = "") -> GitRepo:
     repo = GitRepo(tmp_path / "proj")
     repo.commit(
         "Initial version",
         files={
-            "src/calc/__init__.py": "",
+            "src/calc/__init__.py": package_init,
             "src/calc/ops.py": OPS,
             "tests/test_ops.py": "from calc.ops import div\n\n\ndef test_div():\n"
             "    assert div(4, 2) == 2\n",
         },
     )
     return repo
+
+
+MEAN_TEST = "from calc.ops import mean\n\n\ndef test_mean_empty():\n    assert mean([]) == 0.0\n"
+
+
+def _fix_mean(repo: GitRepo, tests: dict[str, str] | None = None) -> None:
+    """Commit the fix of issue #3 (the mean of nothing) with `tests`, by default one new
+    test module, and write that issue's text."""
+    repo.commit(
+        "Fix crash in mean on an empty list (#3)",
+        files={"src/calc/ops.py": OPS_FIXED, **(tests or {"tests/test_mean.py": MEAN_TEST})},
+    )
+    write_issues(repo.root, {3: ("mean() crashes on []", "ZeroDivisionError")})
 
 
 TOKEN = "bugbout-ground-truth-stray-child"
@@ -55,6 +61,14 @@ def _oracles(repo: GitRepo) -> dict[str, dict[str, object]]:
     return data
 
 
+def _amend_oracle(repo: GitRepo, task: str, **update: object) -> None:
+    """Change a stored oracle as an earlier run might have left it."""
+    path = repo.root / ".bugbout" / "oracles.json"
+    stored = OracleSet.model_validate_json(path.read_text())
+    stored.oracles[task] = stored.oracles[task].model_copy(update=update)
+    path.write_text(stored.model_dump_json())
+
+
 _ANSWER = ("fail_to_pass", "pass_to_pass", "unstable", "scored", "reason")
 """The keys of an oracle that hold its answer, beside where its logs are and what it
 was made under."""
@@ -66,16 +80,14 @@ def _run(repo: GitRepo) -> None:
 
 def test_fail_to_pass_pass_to_pass_on_a_plain_fix(tmp_path: Path, home: Path) -> None:
     repo = _project(tmp_path)
-    repo.commit(
-        "Fix crash in mean on an empty list (#3)",
-        files={
-            "src/calc/ops.py": OPS_FIXED,
+    _fix_mean(
+        repo,
+        {
             "tests/test_ops.py": "from calc.ops import div, mean\n\n\ndef test_div():\n"
             "    assert div(4, 2) == 2\n\n\ndef test_mean_empty():\n    assert mean([]) == 0.0\n",
         },
     )
     write_config(repo.root, "calc")
-    write_issues(repo.root, {3: ("mean() crashes on []", "ZeroDivisionError")})
     _run(repo)
     oracles = _oracles(repo)
     assert set(oracles) == {"calc-3"}
@@ -126,12 +138,8 @@ def test_a_flaky_test_is_set_aside_as_unstable(tmp_path: Path, home: Path) -> No
         "    COUNTER.write_text(str(n + 1))\n"
         "    assert n % 2 == 0\n"
     )
-    repo.commit(
-        "Fix crash in mean on an empty list (#3)",
-        files={"src/calc/ops.py": OPS_FIXED, "tests/test_mean.py": flaky},
-    )
+    _fix_mean(repo, {"tests/test_mean.py": flaky})
     write_config(repo.root, "calc")
-    write_issues(repo.root, {3: ("mean() crashes on []", "ZeroDivisionError")})
     _run(repo)
     oracle = _oracles(repo)["calc-3"]
     assert oracle["unstable"] == ["tests/test_mean.py::test_flaky"]
@@ -148,12 +156,8 @@ def test_a_hanging_test_times_out_and_the_task_says_why(tmp_path: Path, home: Pa
         f" '{TOKEN}'])\n"
         "    time.sleep(600)\n"
     )
-    repo.commit(
-        "Fix crash in mean on an empty list (#3)",
-        files={"src/calc/ops.py": OPS_FIXED, "tests/test_hang.py": hang},
-    )
+    _fix_mean(repo, {"tests/test_hang.py": hang})
     write_config(repo.root, "calc", test_timeout=3)
-    write_issues(repo.root, {3: ("mean() crashes on []", "ZeroDivisionError")})
     _run(repo)
     oracle = _oracles(repo)["calc-3"]
     assert oracle["scored"] is False
@@ -164,17 +168,14 @@ def test_a_hanging_test_times_out_and_the_task_says_why(tmp_path: Path, home: Pa
 
 def test_a_conftest_needing_a_missing_plugin_is_a_clear_reason(tmp_path: Path, home: Path) -> None:
     repo = _project(tmp_path)
-    repo.commit(
-        "Fix crash in mean on an empty list (#3)",
-        files={
-            "src/calc/ops.py": OPS_FIXED,
+    _fix_mean(
+        repo,
+        {
             "tests/conftest.py": 'pytest_plugins = ["bugbout_missing_plugin"]\n',
-            "tests/test_mean.py": "from calc.ops import mean\n\n\ndef test_mean_empty():\n"
-            "    assert mean([]) == 0.0\n",
+            "tests/test_mean.py": MEAN_TEST,
         },
     )
     write_config(repo.root, "calc")
-    write_issues(repo.root, {3: ("mean() crashes on []", "ZeroDivisionError")})
     _run(repo)
     oracle = _oracles(repo)["calc-3"]
     assert oracle["scored"] is False
@@ -183,37 +184,14 @@ def test_a_conftest_needing_a_missing_plugin_is_a_clear_reason(tmp_path: Path, h
 
 def test_stored_oracles_are_not_run_again(tmp_path: Path, home: Path) -> None:
     repo = _project(tmp_path)
-    repo.commit(
-        "Fix crash in mean on an empty list (#3)",
-        files={
-            "src/calc/ops.py": OPS_FIXED,
-            "tests/test_mean.py": "from calc.ops import mean\n\n\ndef test_mean_empty():\n"
-            "    assert mean([]) == 0.0\n",
-        },
-    )
+    _fix_mean(repo)
     write_config(repo.root, "calc")
-    write_issues(repo.root, {3: ("mean() crashes on []", "ZeroDivisionError")})
     _run(repo)
-    path = repo.root / ".bugbout" / "oracles.json"
-    stored = OracleSet.model_validate_json(path.read_text())
-    stored.oracles["calc-3"] = stored.oracles["calc-3"].model_copy(update={"reason": "kept"})
-    path.write_text(stored.model_dump_json())
+    _amend_oracle(repo, "calc-3", reason="kept")
     _run(repo)
     assert _oracles(repo)["calc-3"]["reason"] == "kept"
     events = (repo.root / ".bugbout" / "events.jsonl").read_text()
     assert "test-run-started" not in events
-
-
-def _fix_mean(repo: GitRepo) -> None:
-    repo.commit(
-        "Fix crash in mean on an empty list (#3)",
-        files={
-            "src/calc/ops.py": OPS_FIXED,
-            "tests/test_mean.py": "from calc.ops import mean\n\n\ndef test_mean_empty():\n"
-            "    assert mean([]) == 0.0\n",
-        },
-    )
-    write_issues(repo.root, {3: ("mean() crashes on []", "ZeroDivisionError")})
 
 
 def _events(repo: GitRepo) -> list[dict[str, object]]:
@@ -225,16 +203,7 @@ def test_a_package_importing_a_missing_module_is_named_with_its_error_and_the_lo
     tmp_path: Path, home: Path
 ) -> None:
     """As old tenacity importing `six`: every test module fails to collect on both sides."""
-    repo = GitRepo(tmp_path / "proj")
-    repo.commit(
-        "Initial version",
-        files={
-            "src/calc/__init__.py": "import bugbout_absent_compat\n",
-            "src/calc/ops.py": OPS,
-            "tests/test_ops.py": "from calc.ops import div\n\n\ndef test_div():\n"
-            "    assert div(4, 2) == 2\n",
-        },
-    )
+    repo = _project(tmp_path, package_init="import bugbout_absent_compat\n")
     _fix_mean(repo)
     write_config(repo.root, "calc")
     _run(repo)
@@ -275,10 +244,9 @@ def test_a_run_killed_by_a_signal_is_not_stored_and_runs_again(tmp_path: Path, h
     """As the kernel's out-of-memory killer would: the first run of the fix's tests dies."""
     repo = _project(tmp_path)
     marker = tmp_path / "killed-once"
-    repo.commit(
-        "Fix crash in mean on an empty list (#3)",
-        files={
-            "src/calc/ops.py": OPS_FIXED,
+    _fix_mean(
+        repo,
+        {
             "tests/test_mean.py": "import os, signal\nfrom pathlib import Path\n\n"
             "from calc.ops import mean\n\n\ndef test_mean_empty():\n"
             f"    marker = Path({str(marker)!r})\n"
@@ -288,7 +256,6 @@ def test_a_run_killed_by_a_signal_is_not_stored_and_runs_again(tmp_path: Path, h
             "    assert mean([]) == 0.0\n",
         },
     )
-    write_issues(repo.root, {3: ("mean() crashes on []", "ZeroDivisionError")})
     config = write_config(repo.root, "calc")
     config.write_text(config.read_text().replace("[run]", '[run]\nsandbox = "none"'))
     _run(repo)
@@ -305,11 +272,7 @@ def test_retry_failed_makes_an_unscored_ground_truth_again(tmp_path: Path, home:
     _fix_mean(repo)
     write_config(repo.root, "calc")
     _run(repo)
-    path = repo.root / ".bugbout" / "oracles.json"
-    stored = OracleSet.model_validate_json(path.read_text())
-    failed = stored.oracles["calc-3"].model_copy(update={"scored": False, "reason": "failed"})
-    stored.oracles["calc-3"] = failed
-    path.write_text(stored.model_dump_json())
+    _amend_oracle(repo, "calc-3", scored=False, reason="failed")
     _run(repo)
     assert _oracles(repo)["calc-3"]["reason"] == "failed"
     Bout(Project.load(repo.root), retry_failed=True).run(until="ground-truth")

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +21,7 @@ from gitrepo import GitRepo
 from markdown_it import MarkdownIt
 from projects import write_issues
 from racekit import attempt, configure, contestant, copy_project, script
-from terminals import run_on_a_terminal
+from terminals import bugbout, clean_env, run_on_a_terminal
 
 from bugbout_tui.core.models import Matrix
 from bugbout_tui.engine.bout import Bout
@@ -65,28 +63,13 @@ class HostileBout:
     home: Path
 
 
-def bugbout(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bugbout_tui", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=_env(home),
-        timeout=300,
-    )
-
-
-def _env(home: Path) -> dict[str, str]:
-    return {"BUGBOUT_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home)}
-
-
 def on_a_terminal(args: list[str], *, cwd: Path, home: Path, timeout: float) -> tuple[int, str]:
     """Run `bugbout args` with a pseudo-terminal 160 × 40 as all three standard streams;
     its exit code and everything it wrote there."""
     return run_on_a_terminal(
         args,
         cwd=cwd,
-        env={**_env(home), "TERM": "xterm-256color"},
+        env=clean_env(home, TERM="xterm-256color"),
         columns=160,
         rows=40,
         stderr_too=True,

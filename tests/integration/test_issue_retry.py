@@ -7,13 +7,11 @@ may pass. It mines again, reads the issues, and runs the attempts it skipped.
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from racekit import attempt, contestant, copy_project, race, script, starts
+from racekit import attempt, copy_project, edit_agent, race, starts
 
 from bugbout_tui.core.events import StageFinished
 
@@ -23,37 +21,20 @@ if TYPE_CHECKING:
 pytest_plugins = ["github_server"]
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "bugbout-home"
-    monkeypatch.setenv("BUGBOUT_HOME", str(path))
-    return path
-
-
-@pytest.fixture
-def closed_port() -> Iterator[int]:
-    """A port bound but not listening: connecting is refused at once."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        yield sock.getsockname()[1]
+pytestmark = pytest.mark.usefixtures("home")
 
 
 def test_attempts_skipped_while_offline_run_once_the_issue_is_read(
     project_template: Path,
     tmp_path: Path,
+    state: Path,
     github_env: GitHubEnv,
     github_server: FakeGitHub,
     closed_port: int,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    state = tmp_path / "state"
-    state.mkdir()
-    command = script("edit", "--count", str(state / "count"), "--sleep", "0", "{workdir}")
     project = copy_project(
-        project_template,
-        tmp_path / "proj",
-        tasks=["calc-1"],
-        extra=contestant("one", command, state_dirs=[str(state)]),
+        project_template, tmp_path / "proj", tasks=["calc-1"], extra=edit_agent("one", state)
     )
     config = project / "bugbout.toml"
     text = config.read_text()

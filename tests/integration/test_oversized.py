@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from racekit import attempt, contestant, copy_project, records, script, template
+from terminals import bugbout
 
 from bugbout_tui.core.models import Matrix, ResolutionSet
 from bugbout_tui.report.model import Report
@@ -37,14 +37,7 @@ class Bout:
         return self.project / ".bugbout"
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "bugbout_tui", "run", *args],
-            cwd=self.project,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env={"BUGBOUT_HOME": str(self.home), "PATH": "/usr/bin:/bin", "HOME": str(self.home)},
-        )
+        return bugbout("run", *args, cwd=self.project, home=self.home)
 
 
 @pytest.fixture(scope="module")

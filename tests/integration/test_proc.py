@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from racekit import eventually
 
 from bugbout_tui.infra import proc
 from bugbout_tui.infra.proc import TAIL_BYTES, ProcessResult, run_process
@@ -62,12 +63,7 @@ def running(pid: int) -> bool:
 
 def gone_soon(pid: int) -> bool:
     """The kernel delivers SIGKILL asynchronously: allow it a brief moment."""
-    deadline = time.monotonic() + 2.0
-    while running(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
+    return eventually(lambda: not running(pid), timeout=2.0, step=0.01)
 
 
 def run(argv: list[str], tmp_path: Path, **kwargs: object) -> ProcessResult:
@@ -233,9 +229,10 @@ def test_stray_helpers_are_ended_after_a_normal_exit(tmp_path: Path) -> None:
     assert gone_soon(int(pid_file.read_text()))
 
 
-async def test_cancellation_kills_then_reraises(tmp_path: Path) -> None:
-    pid_file = tmp_path / "grandchild.pid"
-
+async def started_forking_child(
+    tmp_path: Path, pid_file: Path, kill_grace: float
+) -> asyncio.Task[ProcessResult]:
+    """A run of the sleeping FORKING_CHILD as a task, once its grandchild is ready."""
     ready = asyncio.Event()
     task = asyncio.create_task(
         run_process(
@@ -243,11 +240,17 @@ async def test_cancellation_kills_then_reraises(tmp_path: Path) -> None:
             cwd=tmp_path,
             env=ENV,
             timeout=60,
-            kill_grace=0.3,
+            kill_grace=kill_grace,
             on_line=lambda _stream, line: ready.set() if line == "ready" else None,
         )
     )
     await ready.wait()
+    return task
+
+
+async def test_cancellation_kills_then_reraises(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    task = await started_forking_child(tmp_path, pid_file, kill_grace=0.3)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -258,19 +261,7 @@ async def test_cancellation_kills_then_reraises(tmp_path: Path) -> None:
 
 async def test_second_cancellation_does_not_abandon_the_kill(tmp_path: Path) -> None:
     pid_file = tmp_path / "grandchild.pid"
-
-    ready = asyncio.Event()
-    task = asyncio.create_task(
-        run_process(
-            [PY, "-c", FORKING_CHILD, str(pid_file), "sleep"],
-            cwd=tmp_path,
-            env=ENV,
-            timeout=60,
-            kill_grace=0.5,
-            on_line=lambda _stream, line: ready.set() if line == "ready" else None,
-        )
-    )
-    await ready.wait()
+    task = await started_forking_child(tmp_path, pid_file, kill_grace=0.5)
     task.cancel()
     await asyncio.sleep(0.05)  # let the first cancellation start the kill
     task.cancel()

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from racekit import alive
+from racekit import alive, eventually
 
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.infra.junit import TestResult
@@ -70,12 +70,7 @@ def run(
 
 
 def all_gone(token: str) -> bool:
-    deadline = time.monotonic() + 3.0
-    while alive(token):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
+    return eventually(lambda: not alive(token), timeout=3.0, step=0.02)
 
 
 OUTCOMES = {

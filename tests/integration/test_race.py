@@ -21,6 +21,7 @@ from racekit import (
     attempt,
     contestant,
     copy_project,
+    edit_agent,
     race,
     reconfigure,
     records,
@@ -41,25 +42,7 @@ from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import CANCELLED
 
-
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "bugbout-home"
-    monkeypatch.setenv("BUGBOUT_HOME", str(path))
-    return path
-
-
-@pytest.fixture
-def state(tmp_path: Path) -> Path:
-    """The agents' state directory, outside every working copy: where they count starts."""
-    path = tmp_path / "state"
-    path.mkdir()
-    return path
-
-
-def edit(name: str, state: Path, *, quota: str | None = None, sleep: float = 0.0) -> str:
-    command = script("edit", "--count", str(state / "count"), "--sleep", str(sleep), "{workdir}")
-    return contestant(name, command, quota=quota, state_dirs=[str(state)])
+pytestmark = pytest.mark.usefixtures("home")
 
 
 def at_once(events: Sequence[BaseEvent]) -> list[dict[str, int]]:
@@ -85,8 +68,10 @@ def at_once(events: Sequence[BaseEvent]) -> list[dict[str, int]]:
 def test_lanes_run_side_by_side_each_within_its_capacity(
     project_template: Path, tmp_path: Path, state: Path
 ) -> None:
-    contestants = "".join(edit(f"pair-{n}", state, quota="pair", sleep=0.5) for n in (1, 2, 3))
-    contestants += edit("solo", state, quota="solo", sleep=0.5)
+    contestants = "".join(
+        edit_agent(f"pair-{n}", state, quota="pair", sleep=0.5) for n in (1, 2, 3)
+    )
+    contestants += edit_agent("solo", state, quota="solo", sleep=0.5)
     project = copy_project(
         project_template,
         tmp_path / "proj",
@@ -143,7 +128,7 @@ def test_one_attempt_is_cancelled_running_or_queued_and_the_race_goes_on(
         tasks=["calc-1", "calc-2"],
         run="timeout = 120\n",
         extra=contestant("hang", script("hang", token), quota="one")
-        + edit("later", state, quota="one"),
+        + edit_agent("later", state, quota="one"),
     )
     bout = Bout(Project.load(project))
     events: list[BaseEvent] = []
@@ -211,7 +196,7 @@ def test_a_spent_quota_parks_its_lane_until_retried(
         tmp_path / "proj",
         tasks=tasks,
         extra=contestant("rationed", command, quota="plan", state_dirs=[str(state)])
-        + edit("steady", state, quota="own"),
+        + edit_agent("steady", state, quota="own"),
     )
     events = race(project)
 
@@ -253,13 +238,15 @@ def test_a_new_contestant_runs_only_its_own_attempts(
 ) -> None:
     tasks = ["calc-1", "calc-2"]
     project = copy_project(
-        project_template, tmp_path / "proj", tasks=tasks, extra=edit("first", state)
+        project_template, tmp_path / "proj", tasks=tasks, extra=edit_agent("first", state)
     )
     race(project)
     before = records(project)
     assert sorted(starts(state / "count")) == [("calc-1", "first"), ("calc-2", "first")]
 
-    reconfigure(project, tasks=tasks, extra=edit("first", state) + edit("second", state))
+    reconfigure(
+        project, tasks=tasks, extra=edit_agent("first", state) + edit_agent("second", state)
+    )
     race(project)
 
     assert sorted(starts(state / "count")) == [
@@ -280,7 +267,7 @@ def test_a_task_without_issue_text_is_skipped_without_starting_an_agent(
         project_template,
         tmp_path / "proj",
         tasks=[NO_TEXT, "calc-1"],
-        extra=edit("one", state) + edit("two", state, quota="other"),
+        extra=edit_agent("one", state) + edit_agent("two", state, quota="other"),
     )
     events = race(project)
 
@@ -302,7 +289,7 @@ def test_a_skipped_task_races_once_its_issue_text_is_found(
     project_template: Path, tmp_path: Path, state: Path
 ) -> None:
     project = copy_project(
-        project_template, tmp_path / "proj", tasks=[NO_TEXT], extra=edit("one", state)
+        project_template, tmp_path / "proj", tasks=[NO_TEXT], extra=edit_agent("one", state)
     )
     race(project)
     assert attempt(project, NO_TEXT, "one").status == "skipped"

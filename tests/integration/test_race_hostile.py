@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import socketserver
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from racekit import (
     script,
     template,
 )
+from terminals import bugbout
 
 from bugbout_tui.core.events import AttemptOutput, BaseEvent
 from bugbout_tui.core.models import Attempt, TaskSet
@@ -131,21 +131,14 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostileRun]:
     ops_before = (project / "src" / "calc" / "ops.py").read_bytes()
     reconfigure(project, tasks=[TASK], run="timeout = 120\n", extra=extra)
     try:
-        result = subprocess.run(
-            [sys.executable, "-m", "bugbout_tui", "run", "--until", "race"],
-            cwd=project,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={
-                "BUGBOUT_HOME": str(home),
-                "PATH": "/usr/bin:/bin",
-                "HOME": str(user_home),
-                "GITHUB_TOKEN": GITHUB_TOKEN,
-                "OPENAI_API_KEY": OPENAI_KEY,
-                "BUGBOUT_PLAIN_SETTING": "visible",
-            },
-        )
+        result = bugbout(
+            "run", "--until", "race",
+            cwd=project, home=home, timeout=120,
+            HOME=str(user_home),
+            GITHUB_TOKEN=GITHUB_TOKEN,
+            OPENAI_API_KEY=OPENAI_KEY,
+            BUGBOUT_PLAIN_SETTING="visible",
+        )  # fmt: skip
         assert result.returncode == 0, result.stderr
         yield HostileRun(
             project=project,

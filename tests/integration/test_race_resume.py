@@ -8,7 +8,6 @@ started again, no agent outlives the run, and the next run does only what is lef
 
 from __future__ import annotations
 
-import fcntl
 import os
 import signal
 import subprocess
@@ -23,6 +22,7 @@ from racekit import (
     contestant,
     copy_project,
     journal,
+    lock_is_free,
     records,
     script,
     starts,
@@ -91,6 +91,15 @@ def setup(project_template: Path, tmp_path: Path) -> tuple[Path, Path, Path, str
     return project, count, release, token
 
 
+def wait_for_one_recorded_while_slow_runs(project: Path, count: Path) -> None:
+    """Until an attempt is recorded while a slow one is in flight: the moment to stop."""
+    wait_for(
+        lambda: bool(records(project)) and ("slow" in {a for _, a in starts(count)}),
+        timeout=60,
+        what="a recorded attempt while a slow one is in flight",
+    )
+
+
 def test_a_run_killed_with_sigkill_resumes_without_repeating_anything(
     setup: tuple[Path, Path, Path, str], tmp_path: Path
 ) -> None:
@@ -98,11 +107,7 @@ def test_a_run_killed_with_sigkill_resumes_without_repeating_anything(
     home = tmp_path / "bugbout-home"
     run = Run(project, home, tmp_path)
     try:
-        wait_for(
-            lambda: bool(records(project)) and ("slow" in {a for _, a in starts(count)}),
-            timeout=60,
-            what="a recorded attempt while a slow one is in flight",
-        )
+        wait_for_one_recorded_while_slow_runs(project, count)
         os.kill(run.proc.pid, signal.SIGKILL)  # bugbout alone: its agents must follow
         assert run.wait() == -signal.SIGKILL
     finally:
@@ -111,7 +116,8 @@ def test_a_run_killed_with_sigkill_resumes_without_repeating_anything(
     assert before
     assert all(path.stem == "fast" for path in before)  # the held agent left no record
     wait_for(lambda: not alive(token), timeout=10, what="the agents to die with bugbout")
-    assert _lock_is_free(project)
+    assert (project / ".bugbout" / "lock").is_file()
+    assert lock_is_free(project / ".bugbout")
 
     release.touch()
     again = Run(project, home, tmp_path)
@@ -140,11 +146,7 @@ def test_a_stop_is_clean_and_the_next_run_resumes(
     home = tmp_path / "bugbout-home"
     run = Run(project, home, tmp_path)
     try:
-        wait_for(
-            lambda: bool(records(project)) and ("slow" in {a for _, a in starts(count)}),
-            timeout=60,
-            what="a recorded attempt while a slow one is in flight",
-        )
+        wait_for_one_recorded_while_slow_runs(project, count)
         # Ctrl-C: a terminal signals the whole job; SIGTERM: a runner signals the process
         if stop == signal.SIGINT:
             os.killpg(run.proc.pid, stop)
@@ -156,7 +158,8 @@ def test_a_stop_is_clean_and_the_next_run_resumes(
     assert said in run.output()
     assert "Traceback" not in run.output()
     wait_for(lambda: not alive(token), timeout=10, what="the agents to be stopped")
-    assert _lock_is_free(project)
+    assert (project / ".bugbout" / "lock").is_file()
+    assert lock_is_free(project / ".bugbout")
     last = journal(project)[-1]
     assert isinstance(last, BoutFinished)
     assert last.outcome == "stopped"
@@ -181,14 +184,3 @@ def test_a_stop_is_clean_and_the_next_run_resumes(
         assert f"[race] {task}/slow started in lane slow" in lines
         assert any(line.startswith(f"[race] {task}/slow finished after ") for line in lines)
     assert "[race] 8 attempts (8 finished)" in lines
-
-
-def _lock_is_free(project: Path) -> bool:
-    fd = os.open(project / ".bugbout" / "lock", os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
-    return True

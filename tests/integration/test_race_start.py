@@ -9,39 +9,19 @@ attempt an older version recorded as crashed because it could not start.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from projects import write_issues
-from racekit import attempt, contestant, copy_project, race, records, script, starts
+from racekit import attempt, contestant, copy_project, edit_agent, race, records, starts
+from terminals import bugbout
 
 from bugbout_tui.core.events import ErrorRaised
 from bugbout_tui.core.store import Store
 from bugbout_tui.engine.race import attempt_path
 
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "bugbout-home"
-    monkeypatch.setenv("BUGBOUT_HOME", str(path))
-    return path
-
-
-@pytest.fixture
-def state(tmp_path: Path) -> Path:
-    path = tmp_path / "state"
-    path.mkdir()
-    return path
-
-
-def edit(name: str, state: Path) -> str:
-    command = script("edit", "--count", str(state / "count"), "{workdir}")
-    return contestant(name, command, quota=name, state_dirs=[str(state)])
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("home")]
 
 
 def test_a_missing_or_unusable_program_stops_the_run_before_the_race_with_exit_2(
@@ -54,18 +34,11 @@ def test_a_missing_or_unusable_program_stops_the_run_before_the_race_with_exit_2
         project_template,
         tmp_path / "proj",
         tasks=["calc-1", "calc-2"],
-        extra=edit("fine", state)
+        extra=edit_agent("fine", state, quota="fine")
         + contestant("ghost", ["/nowhere/ghost-agent", "{prompt_file}"], quota="ghost")
         + contestant("stale", [str(unusable), "{workdir}"], quota="stale"),
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "bugbout_tui", "run"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        env={"BUGBOUT_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home)},
-        timeout=300,
-    )
+    result = bugbout("run", cwd=project, home=home)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert "the contestant 'ghost': `/nowhere/ghost-agent`" in result.stderr
@@ -85,7 +58,7 @@ def test_an_attempt_an_older_version_recorded_as_unable_to_start_runs_again(
         project_template,
         tmp_path / "proj",
         tasks=["calc-1", "calc-2"],
-        extra=edit("fine", state),
+        extra=edit_agent("fine", state, quota="fine"),
     )
     store = Store(project)
     when = datetime(2026, 1, 1, tzinfo=UTC)

@@ -17,8 +17,6 @@ import json
 import os
 import pwd
 import shutil
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +25,7 @@ from typing import Any
 
 import pytest
 from racekit import attempt, contestant, copy_project, report, script, template
+from terminals import bugbout
 
 TASK = "calc-1"
 SECRET = "tests/test_f1.py::test_f1"
@@ -81,19 +80,10 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ViewRun]:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(SECRET)
     try:
-        result = subprocess.run(
-            [sys.executable, "-m", "bugbout_tui", "run", "--until", "race"],
-            cwd=project,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env={
-                "BUGBOUT_HOME": str(home),
-                "PATH": "/usr/bin:/bin",
-                "HOME": str(user),
-                "XDG_CACHE_HOME": str(mine / "cache"),
-            },
-        )
+        result = bugbout(
+            "run", "--until", "race",
+            cwd=project, home=home, HOME=str(user), XDG_CACHE_HOME=str(mine / "cache"),
+        )  # fmt: skip
         assert result.returncode == 0, result.stderr
         yield ViewRun(project=project, secrets=secrets, sibling=sibling, elsewhere=elsewhere)
     finally:

@@ -18,14 +18,8 @@ from bugbout_tui.core.events import StageFinished
 from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
 
-pytestmark = pytest.mark.slow  # a whole bout, ground truth excepted
-
-
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "bugbout-home"
-    monkeypatch.setenv("BUGBOUT_HOME", str(path))
-    return path
+# a whole bout, ground truth excepted
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("home")]
 
 
 def test_the_report_counts_only_the_tasks_a_contestant_ran_on(

@@ -151,13 +151,6 @@ CHEAT_CONFTEST = (
 )
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "home"
-    monkeypatch.setenv("BUGBOUT_HOME", str(path))
-    return path
-
-
 class Scorer:
     """The scoring stage over a bench, counting the pytest runs it starts."""
 

@@ -17,14 +17,13 @@ import json
 import os
 import pwd
 import shutil
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from racekit import contestant, copy_project, script, template
+from terminals import bugbout
 
 from bugbout_tui.core.models import ResolutionSet, TaskSet
 from bugbout_tui.infra.trees import pristine_tree
@@ -56,19 +55,10 @@ def _bout(root: Path, template_project: Path, cache: Path, *, sandbox: str) -> R
     fix_tree = pristine_tree(project, fix_commit, home=root / "scratch")
     default_trees = cache / "bugbout" / "trees" / "proj-0" / fix_commit
     shutil.copytree(fix_tree, default_trees)
-    result = subprocess.run(
-        [sys.executable, "-m", "bugbout_tui", "run", "--until", "score"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={
-            "BUGBOUT_HOME": str(home),
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(user),
-            "XDG_CACHE_HOME": str(cache),
-        },
-    )
+    result = bugbout(
+        "run", "--until", "score",
+        cwd=project, home=home, HOME=str(user), XDG_CACHE_HOME=str(cache),
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert (home / "trees").is_dir()  # the ground truth and scoring kept their trees here
     return ResolutionSet.model_validate_json(

@@ -111,60 +111,9 @@ def test_atomic_write_leaves_no_temporary_files(tmp_path: Path) -> None:
     assert [p.name for p in target.parent.iterdir()] == ["record.json"]
 
 
-def test_second_run_is_refused_with_the_holders_pid(tmp_path: Path) -> None:
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys\n"
-            "from pathlib import Path\n"
-            "from bugbout_tui.core.store import Store\n"
-            f"with Store(Path({str(tmp_path)!r})).lock():\n"
-            "    print('locked', flush=True)\n"
-            "    sys.stdin.readline()\n",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        refused = pytest.raises(StoreError, match=rf"another bugbout run \(pid {holder.pid}\)")
-        with refused, Store(tmp_path).lock():
-            pass
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=10)
-    with Store(tmp_path).lock():
-        pass
-
-
-def test_lock_of_a_killed_run_is_released(tmp_path: Path) -> None:
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import time\n"
-            "from pathlib import Path\n"
-            "from bugbout_tui.core.store import Store\n"
-            f"with Store(Path({str(tmp_path)!r})).lock():\n"
-            "    print('locked', flush=True)\n"
-            "    time.sleep(60)\n",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-    holder.kill()
-    holder.wait(timeout=10)
-    with Store(tmp_path).lock():
-        pass
-
-
-@contextmanager
-def _holding(root: Path) -> Iterator[subprocess.Popen[str]]:
-    """Another process holding the store at `root` until the block ends."""
+def _lock_holder(root: Path) -> subprocess.Popen[str]:
+    """Another process that takes the lock of the store at `root` and keeps it until its
+    standard input closes; returned once it holds the lock."""
     holder = subprocess.Popen(
         [
             sys.executable,
@@ -180,13 +129,39 @@ def _holding(root: Path) -> Iterator[subprocess.Popen[str]]:
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    return holder
+
+
+@contextmanager
+def _holding(root: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding the store at `root` until the block ends."""
+    holder = _lock_holder(root)
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         yield holder
     finally:
         assert holder.stdin is not None
         holder.stdin.close()
         holder.wait(timeout=10)
+
+
+def test_second_run_is_refused_with_the_holders_pid(tmp_path: Path) -> None:
+    with _holding(tmp_path) as holder:
+        refused = pytest.raises(StoreError, match=rf"another bugbout run \(pid {holder.pid}\)")
+        with refused, Store(tmp_path).lock():
+            pass
+    with Store(tmp_path).lock():
+        pass
+
+
+def test_lock_of_a_killed_run_is_released(tmp_path: Path) -> None:
+    holder = _lock_holder(tmp_path)
+    holder.kill()
+    holder.wait(timeout=10)
+    assert holder.stdin is not None
+    holder.stdin.close()
+    with Store(tmp_path).lock():
+        pass
 
 
 def test_a_run_holding_the_store_is_found_by_trying_its_lock(tmp_path: Path) -> None:

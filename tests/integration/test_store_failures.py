@@ -14,7 +14,6 @@ journal is `/dev/full`, which fails every write with ENOSPC.
 from __future__ import annotations
 
 import errno
-import fcntl
 import json
 import os
 import shlex
@@ -25,7 +24,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from racekit import alive, attempt, contestant, copy_project, race, script, starts
+from racekit import (
+    alive,
+    attempt,
+    contestant,
+    copy_project,
+    edit_agent,
+    lock_is_free,
+    race,
+    script,
+    starts,
+)
 
 from bugbout_tui.core.errors import StoreError
 from bugbout_tui.core.events import (
@@ -145,17 +154,9 @@ def journal(store: Path) -> list[BaseEvent]:
     return [parse_event(line) for line in lines if line]
 
 
-@pytest.fixture
-def state(tmp_path: Path) -> Path:
-    path = tmp_path / "state"
-    path.mkdir()
-    return path
-
-
 def small_agent(state: Path) -> str:
     """A contestant that makes a one-line fix, noting each start in `state`."""
-    command = script("edit", "--count", str(state / "count"), "{workdir}")
-    return contestant("small", command, quota="one", state_dirs=[str(state)])
+    return edit_agent("small", state, quota="one")
 
 
 def bulky_agent() -> str:
@@ -349,7 +350,7 @@ def test_a_journal_that_cannot_be_written_stops_the_run_with_its_name(
     )
     assert {name: data for name, data in files(store).items() if name in before} == before
     assert not starts(state / "count")
-    assert _lock_is_free(store)
+    assert lock_is_free(store)
 
 
 def test_a_store_deleted_during_the_race_is_made_again_and_kept_locked(
@@ -374,7 +375,7 @@ def test_a_store_deleted_during_the_race_is_made_again_and_kept_locked(
         if len(finished) == 1:
             shutil.rmtree(store)  # a user cleaning up, mid-run
         else:
-            locked_after_the_deletion.append(not _lock_is_free(store))
+            locked_after_the_deletion.append(not lock_is_free(store))
 
     bout.subscribe(on_event)
     bout.run(until="race")
@@ -427,7 +428,7 @@ def test_the_python_api_raises_the_store_error_and_ends_the_agents_in_flight(
     assert not alive(token)  # the agent still at work when the store failed was ended
     assert not (store / "attempts" / "calc-1" / "held.json").exists()
     assert not temporary_files(store)
-    assert _lock_is_free(store)
+    assert lock_is_free(store)
     ending = journal(store)[-1]
     assert isinstance(ending, BoutFinished) and ending.outcome == "failed"
 
@@ -451,17 +452,3 @@ def test_each_cause_says_why_and_what_to_do(
     assert error.hint is not None and advice in error.hint
     if "writable" in advice:
         assert f"results in {tmp_path / '.bugbout'}:" in error.hint
-
-
-def _lock_is_free(store: Path) -> bool:
-    try:
-        fd = os.open(store / "lock", os.O_RDWR)
-    except FileNotFoundError:
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
-    return True

@@ -11,15 +11,13 @@ are kept.
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 from gitrepo import GitRepo
+from terminals import bugbout
 
 from bugbout_tui.core.models import Exclusion, Reason, StatementSource, Task, TaskSet
 from bugbout_tui.engine.mine import mine_tasks
@@ -97,14 +95,6 @@ def api(
     """The fake API, which the project reads through `GITHUB_API_URL`."""
     monkeypatch.setenv("GITHUB_API_URL", github_server.url)
     return github_server
-
-
-@pytest.fixture
-def closed_port() -> Iterator[int]:
-    """A port bound but not listening: connecting is refused at once."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        yield sock.getsockname()[1]
 
 
 @pytest.fixture
@@ -396,37 +386,20 @@ def test_a_missing_issue_is_a_definite_answer_and_is_kept(api: FakeGitHub, repo:
 # --- the command line shows where a statement came from and what was cut -------------------
 
 
-def bugbout(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bugbout_tui", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-
-
 def test_tasks_shows_where_the_statement_came_from_and_what_was_cut(
     api: FakeGitHub, repo: GitRepo, tmp_path: Path, github_env: GitHubEnv
 ) -> None:
     api.add_issue(REPO, 56, "Avoid underflow in exponential wait threshold", PULL_TEXT, pull=True)
     repo.commit("Fix exponential wait threshold underflow (#56)", files=change(1))
+    env = {"PATH": f"{github_env.bin_dir}:/usr/bin:/bin", "GITHUB_API_URL": api.url}
     home = tmp_path / "home"
-    env = {
-        "BUGBOUT_HOME": str(home),
-        "HOME": str(home),
-        "PATH": f"{github_env.bin_dir}:/usr/bin:/bin",
-        "GITHUB_API_URL": api.url,
-        "COLUMNS": "200",
-    }
-    shown = bugbout("tasks", "calc-56", cwd=repo.root, env=env)
+    shown = bugbout("tasks", "calc-56", cwd=repo.root, home=home, COLUMNS="200", **env)
     assert shown.returncode == 0, shown.stderr
     assert "text from" in shown.stdout and "pull request #56" in shown.stdout
     assert 'the title, section "root cause", 3 sentences about the change' in shown.stdout
     assert "The fix computes" not in shown.stdout and "I changed" not in shown.stdout
 
-    listed = bugbout("tasks", "calc-56", "--json", cwd=repo.root, env=env)
+    listed = bugbout("tasks", "calc-56", "--json", cwd=repo.root, home=home, COLUMNS="200", **env)
     data = json.loads(listed.stdout)
     assert data["statement_source"] == {
         "kind": "pull",
@@ -448,9 +421,7 @@ def test_the_funnel_prints_its_words_as_written(
     repo.write("bugbout.toml", config + "\n[tasks]\nlimit = 1\n")
     repo.commit("Fix f3 (#3)", files=change(3))
     repo.commit("Fix f4 (#4)", files=change(4))
-    home = tmp_path / "home"
-    env = {"BUGBOUT_HOME": str(home), "HOME": str(home), "PATH": "/usr/bin:/bin"}
-    shown = bugbout("tasks", cwd=repo.root, env=env | {"COLUMNS": "200"})
+    shown = bugbout("tasks", cwd=repo.root, home=tmp_path / "home", COLUMNS="200")
     assert shown.returncode == 0, shown.stderr
     assert "over-limit" in shown.stdout
     assert "beyond [tasks] limit" in shown.stdout

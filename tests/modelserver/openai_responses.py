@@ -14,6 +14,7 @@ import re
 import time
 from typing import Any
 
+from modelserver.openai_chat import QUOTA_ERROR
 from modelserver.script import Edit, Finish, Limit, Read, Shell, Turn, Usage, Write
 from modelserver.server import Dialect, Reply, Request, Workdir
 
@@ -108,22 +109,15 @@ class OpenAIResponses(Dialect):
 
     def _limit(self, reply: Reply) -> None:
         if self.limit == "insufficient_quota":
-            error: dict[str, Any] = {
-                "message": "You exceeded your current quota, please check your plan and billing "
-                "details. For more information on this error, read the docs: "
-                "https://platform.openai.com/docs/guides/error-codes/api-errors.",
-                "type": "insufficient_quota",
-                "param": None,
-                "code": "insufficient_quota",
-            }
-        else:
-            error = {
-                "type": "usage_limit_reached",
-                "message": "The usage limit has been reached",
-                "plan_type": "plus",
-                "resets_at": int(time.time()) + 3 * 3600,
-                "resets_in_seconds": 3 * 3600,
-            }
+            reply.json(429, QUOTA_ERROR)  # the same body on both of OpenAI's APIs
+            return
+        error = {
+            "type": "usage_limit_reached",
+            "message": "The usage limit has been reached",
+            "plan_type": "plus",
+            "resets_at": int(time.time()) + 3 * 3600,
+            "resets_in_seconds": 3 * 3600,
+        }
         reply.json(429, {"error": error})
 
 

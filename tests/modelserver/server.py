@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
 from modelserver.script import Finish, Limit, Turn, Usage
@@ -112,8 +112,33 @@ class Workdir:
         return str(PurePosixPath(self.path) / relative)
 
 
+class _Loopback:
+    """A threading HTTP server on a free loopback port, served from a daemon thread while
+    the `with` block runs."""
+
+    _httpd: ThreadingHTTPServer
+    _thread: threading.Thread
+
+    def _serve(self, httpd: ThreadingHTTPServer) -> None:
+        httpd.daemon_threads = True
+        self._httpd = httpd
+        self._thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
 @dataclass
-class ModelServer:
+class ModelServer(_Loopback):
     """Serves `turns` in `dialect`'s format; a usage limit, once reached, answers every
     later model call too, as a real one would until it resets."""
 
@@ -127,13 +152,7 @@ class ModelServer:
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._step = 0
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-
-    @property
-    def port(self) -> int:
-        return int(self._httpd.server_address[1])
+        self._serve(ThreadingHTTPServer(("127.0.0.1", 0), _handler(self)))
 
     @property
     def url(self) -> str:
@@ -157,14 +176,6 @@ class ModelServer:
     def finished(self) -> bool:
         """Whether the closing turn was given."""
         return any(isinstance(r.turn, Finish) for r in self.model_calls)
-
-    def __enter__(self) -> ModelServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
 
     def handle(self, request: Request, reply: Reply) -> None:
         with self._lock:
@@ -224,7 +235,7 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-class HitRecorder:
+class HitRecorder(_Loopback):
     """A server that only notes what reached it: the target of escape attempts.
 
     `connections` counts every TCP connection, so a probe that connects and says nothing
@@ -255,22 +266,8 @@ class HitRecorder:
                 recorder.connections += 1
                 return True
 
-        self._httpd = Server(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-
-    @property
-    def port(self) -> int:
-        return int(self._httpd.server_address[1])
+        self._serve(Server(("127.0.0.1", 0), Handler))
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/escape"
-
-    def __enter__(self) -> HitRecorder:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()

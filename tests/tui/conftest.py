@@ -9,10 +9,9 @@ from tuiproject import build_project
 
 
 @pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "bugbout-home"
-    monkeypatch.setenv("BUGBOUT_HOME", str(path))
-    return path
+def isolated_home(home: Path) -> Path:
+    """Every app test gets its own `BUGBOUT_HOME` (the `home` of tests/conftest.py)."""
+    return home
 
 
 @pytest.fixture

@@ -10,8 +10,10 @@ write it to the terminal, and read back.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from gitrepo import GitRepo
 from projects import write_issues
 from rich.console import Console
 from textual.app import App
+from textual.pilot import Pilot
 from textual.widgets import TabbedContent, Tree
 from tuiapp import calc_app, press_and_settle, settle
 from tuiproject import CONFIG
@@ -54,6 +57,7 @@ from bugbout_tui.core.store import Store
 from bugbout_tui.engine.mine import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import attempt_path
+from bugbout_tui.tui.app import BugboutApp
 from bugbout_tui.tui.screens.attempt import AttemptScreen
 from bugbout_tui.tui.screens.cell import CellScreen
 
@@ -244,10 +248,20 @@ def assert_inert(app: App[int], *shown: str) -> None:
         assert part in text, f"{part!r} not in:\n{text}"
 
 
-async def test_the_tasks_screen_shows_the_title_issue_tests_and_fix_as_text(hostile: Path) -> None:
-    app = calc_app(hostile)
-    async with app.run_test(size=(200, 60)) as pilot:
+@contextlib.asynccontextmanager
+async def hostile_app(
+    root: Path, *keys: str, notifications: bool = False
+) -> AsyncIterator[tuple[BugboutApp, Pilot[int]]]:
+    """The app on the hostile project at 200×60, settled, after pressing `keys`."""
+    app = calc_app(root)
+    async with app.run_test(size=(200, 60), notifications=notifications) as pilot:
         await settle(pilot)
+        await press_and_settle(pilot, *keys)
+        yield app, pilot
+
+
+async def test_the_tasks_screen_shows_the_title_issue_tests_and_fix_as_text(hostile: Path) -> None:
+    async with hostile_app(hostile) as (app, pilot):
         assert_inert(app, "Fix mean() on an empty list desrever", "It crashes. desrever")
         tabs = app.screen.query_one(TabbedContent)
         for tab, shown in (("tab-tests", "test_empty["), ("tab-fix", "desrever")):
@@ -257,18 +271,12 @@ async def test_the_tasks_screen_shows_the_title_issue_tests_and_fix_as_text(host
 
 
 async def test_the_race_board_shows_output_names_and_messages_as_text(hostile: Path) -> None:
-    app = calc_app(hostile)
-    async with app.run_test(size=(200, 60)) as pilot:
-        await settle(pilot)
-        await press_and_settle(pilot, "3")
+    async with hostile_app(hostile, "3") as (app, _pilot):
         assert_inert(app, "warning desrever [bold]markup[/bold]", "parked on a usage limit")
 
 
 async def test_an_attempt_shows_its_logs_summary_patch_and_prompt_as_text(hostile: Path) -> None:
-    app = calc_app(hostile)
-    async with app.run_test(size=(200, 60)) as pilot:
-        await settle(pilot)
-        await press_and_settle(pilot, "3")
+    async with hostile_app(hostile, "3") as (app, pilot):
         app.push_screen(AttemptScreen(f"{TASK}/careful"))
         await settle(pilot)
         assert_inert(app, "Done. desrever [bold]markup[/bold]")
@@ -284,10 +292,7 @@ async def test_an_attempt_shows_its_logs_summary_patch_and_prompt_as_text(hostil
 
 
 async def test_the_matrix_and_a_cell_show_test_names_and_failures_as_text(hostile: Path) -> None:
-    app = calc_app(hostile)
-    async with app.run_test(size=(200, 60)) as pilot:
-        await settle(pilot)
-        await press_and_settle(pilot, "4")
+    async with hostile_app(hostile, "4") as (app, pilot):
         assert_inert(app, "careful")
         app.push_screen(CellScreen(TASK, "careful", "careful"))
         await settle(pilot)
@@ -295,10 +300,7 @@ async def test_the_matrix_and_a_cell_show_test_names_and_failures_as_text(hostil
 
 
 async def test_verdicts_and_the_report_show_test_names_and_titles_as_text(hostile: Path) -> None:
-    app = calc_app(hostile)
-    async with app.run_test(size=(200, 60)) as pilot:
-        await settle(pilot)
-        await press_and_settle(pilot, "5")
+    async with hostile_app(hostile, "5") as (app, pilot):
         app.screen.query_one(Tree).root.expand_all()
         await settle(pilot)
         assert_inert(app, "test_empty[desrever [bold]markup[/bold]]")
@@ -307,9 +309,7 @@ async def test_verdicts_and_the_report_show_test_names_and_titles_as_text(hostil
 
 
 async def test_a_notification_quoting_an_error_is_text(hostile: Path) -> None:
-    app = calc_app(hostile)
-    async with app.run_test(size=(200, 60), notifications=True) as pilot:
-        await settle(pilot)
+    async with hostile_app(hostile, notifications=True) as (app, pilot):
         app.notify(f"could not read {HOSTILE}", title=f"failed {HOSTILE}", markup=False)
         await settle(pilot)
         assert_inert(app, "could not read desrever")

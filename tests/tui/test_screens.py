@@ -11,7 +11,7 @@ from gitrepo import GitRepo
 from rich.console import Console
 from rich.text import Text
 from textual.widgets import DataTable, Input, Log, Static, Tree
-from tuiapp import calc_app, press_and_settle, settle
+from tuiapp import calc_app, on_screen, press_and_settle, settle
 from tuiproject import CONFIG, EVENTS
 
 from bugbout_tui.tui.commands import ActionsProvider
@@ -58,11 +58,7 @@ async def test_excluding_and_accepting_tasks_writes_the_toml_and_keeps_its_comme
 ) -> None:
     config = calc / "bugbout.toml"
 
-    app = calc_app(calc)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, TasksScreen)
+    async with on_screen(calc, None, TasksScreen) as (_app, pilot, screen):
         table = screen.table
         assert [str(key.value) for key in table.rows] == ["calc-3", "calc-2", "calc-1"]
         table.move_cursor(row=table.get_row_index("calc-1"))
@@ -88,11 +84,7 @@ async def test_excluding_and_accepting_tasks_writes_the_toml_and_keeps_its_comme
 
 
 async def test_the_highlighted_task_shows_its_issue_fix_and_ground_truth(calc: Path) -> None:
-    app = calc_app(calc)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, TasksScreen)
+    async with on_screen(calc, None, TasksScreen) as (_app, pilot, screen):
         screen.table.move_cursor(row=screen.table.get_row_index("calc-2"))
         await settle(pilot)
         issue = static_text(screen, "#task-issue")
@@ -129,11 +121,7 @@ async def test_the_config_form_shows_a_problem_beside_its_key_and_saves_keeping_
 ) -> None:
     config = calc / "bugbout.toml"
 
-    app = calc_app(calc)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await press_and_settle(pilot, "1")
-        screen = app.screen
-        assert isinstance(screen, ConfigScreen)
+    async with on_screen(calc, "1", ConfigScreen) as (app, pilot, screen):
         assert config_row(screen, "run.timeout")[1] == "600"
         assert config_row(screen, "run.test-timeout")[1] == "default: 600"
         await edit_key(pilot, screen, "run.timeout", "soon")
@@ -161,11 +149,7 @@ async def test_the_config_form_shows_a_problem_beside_its_key_and_saves_keeping_
 
 
 async def test_escape_puts_an_edited_key_back(calc: Path) -> None:
-    app = calc_app(calc)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await press_and_settle(pilot, "1")
-        screen = app.screen
-        assert isinstance(screen, ConfigScreen)
+    async with on_screen(calc, "1", ConfigScreen) as (_app, pilot, screen):
         await edit_key(pilot, screen, "tasks.limit", "0")
         assert "at least 1" in config_row(screen, "tasks.limit")[2]
         await press_and_settle(pilot, "escape")
@@ -182,11 +166,7 @@ async def test_escape_puts_an_edited_key_back(calc: Path) -> None:
 async def test_agents_show_whether_their_program_is_found_and_can_be_added(calc: Path) -> None:
     config = calc / "bugbout.toml"
 
-    app = calc_app(calc)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await press_and_settle(pilot, "1")
-        screen = app.screen
-        assert isinstance(screen, ConfigScreen)
+    async with on_screen(calc, "1", ConfigScreen) as (_app, pilot, screen):
         head = config_row(screen, "contestants[0]")
         assert head[1] == "careful"
         assert head[2].startswith("✗ `careful-agent`, which runs the agent")
@@ -215,11 +195,7 @@ async def test_agents_show_whether_their_program_is_found_and_can_be_added(calc:
 async def test_leaving_the_config_with_unsaved_edits_asks_first(calc: Path) -> None:
     config = calc / "bugbout.toml"
 
-    app = calc_app(calc)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await press_and_settle(pilot, "1")
-        screen = app.screen
-        assert isinstance(screen, ConfigScreen)
+    async with on_screen(calc, "1", ConfigScreen) as (app, pilot, screen):
         await edit_key(pilot, screen, "tasks.limit", "5")
         await press_and_settle(pilot, "enter", "2")
         assert isinstance(app.screen, Choice)
@@ -247,11 +223,7 @@ async def test_leaving_the_config_with_unsaved_edits_asks_first(calc: Path) -> N
 
 
 async def test_the_race_board_replays_a_recorded_run_lane_by_lane(calc: Path) -> None:
-    app = calc_app(calc)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await press_and_settle(pilot, "3")
-        screen = app.screen
-        assert isinstance(screen, RaceScreen)
+    async with on_screen(calc, "3", RaceScreen) as (app, _pilot, screen):
         lanes = {box.quota: box for box in screen.query(LaneBox)}
         assert set(lanes) == {"alpha", "beta"}
         alpha = plain(lanes["alpha"].query_one(".lane-head", Static).content)
@@ -269,11 +241,7 @@ async def test_the_race_board_replays_a_recorded_run_lane_by_lane(calc: Path) ->
 async def test_a_race_in_progress_shows_running_attempts_and_their_output(calc: Path) -> None:
     shutil.copyfile(EVENTS / "race-midway.jsonl", calc / ".bugbout" / "events.jsonl")
 
-    app = calc_app(calc)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await press_and_settle(pilot, "3")
-        screen = app.screen
-        assert isinstance(screen, RaceScreen)
+    async with on_screen(calc, "3", RaceScreen) as (_app, _pilot, screen):
         heads = [plain(box.query_one(".lane-head", Static).content)
                  for box in screen.query(LaneBox)]  # fmt: skip
         assert all("▶" in head for head in heads), heads
@@ -283,11 +251,7 @@ async def test_a_race_in_progress_shows_running_attempts_and_their_output(calc: 
 
 
 async def test_enter_on_an_attempt_opens_its_prompt_log_patch_and_cost(calc: Path) -> None:
-    app = calc_app(calc)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await press_and_settle(pilot, "3")
-        screen = app.screen
-        assert isinstance(screen, RaceScreen)
+    async with on_screen(calc, "3", RaceScreen) as (app, pilot, screen):
         alpha = next(box for box in screen.query(LaneBox) if box.quota == "alpha")
         alpha.attempts.focus()
         alpha.attempts.highlight("calc-1/careful")
@@ -347,11 +311,7 @@ async def test_the_log_of_a_running_attempt_follows_its_files_as_they_grow(
 
 
 async def test_enter_on_a_matrix_cell_opens_that_tree_and_author(calc: Path) -> None:
-    app = calc_app(calc)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await press_and_settle(pilot, "4")
-        screen = app.screen
-        assert isinstance(screen, MatrixScreen)
+    async with on_screen(calc, "4", MatrixScreen) as (app, pilot, screen):
         grid = screen.grid
         assert grid.row_keys == ["base", "careful", "hasty", "slow"]
         assert [grid.cell("base", a).plain for a in grid.column_keys] == [
@@ -380,11 +340,7 @@ async def test_enter_on_a_matrix_cell_opens_that_tree_and_author(calc: Path) -> 
 
 
 async def test_matrix_filters_and_task_switching(calc: Path) -> None:
-    app = calc_app(calc)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await press_and_settle(pilot, "4")
-        screen = app.screen
-        assert isinstance(screen, MatrixScreen)
+    async with on_screen(calc, "4", MatrixScreen) as (_app, pilot, screen):
         columns = lambda: screen.grid.column_keys  # noqa: E731
         assert columns() == ["careful", "hasty", "examiner", "suite"]
         await press_and_settle(pilot, "r")
@@ -402,11 +358,7 @@ async def test_matrix_filters_and_task_switching(calc: Path) -> None:
 async def test_switching_the_policy_re_judges_and_can_be_saved(calc: Path) -> None:
     config = calc / "bugbout.toml"
 
-    app = calc_app(calc)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await press_and_settle(pilot, "5")
-        screen = app.screen
-        assert isinstance(screen, VerdictsScreen)
+    async with on_screen(calc, "5", VerdictsScreen) as (app, pilot, screen):
         table = screen.table
         assert row_texts(table, "calc-2") == ["calc-2", "hasty ✗", "abstain", "abstain",
                                               "hasty ✗"]  # fmt: skip
@@ -427,11 +379,7 @@ async def test_switching_the_policy_re_judges_and_can_be_saved(calc: Path) -> No
 
 
 async def test_a_cell_behind_a_verdict_opens_with_its_test_highlighted(calc: Path) -> None:
-    app = calc_app(calc)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await press_and_settle(pilot, "5")
-        screen = app.screen
-        assert isinstance(screen, VerdictsScreen)
+    async with on_screen(calc, "5", VerdictsScreen) as (app, pilot, screen):
         trail = screen.query_one(Tree)
         leaf = next(
             node
@@ -451,11 +399,7 @@ async def test_a_cell_behind_a_verdict_opens_with_its_test_highlighted(calc: Pat
 
 
 async def test_the_store_read_again_keeps_what_the_user_opened_in_a_trail(calc: Path) -> None:
-    app = calc_app(calc)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await press_and_settle(pilot, "5")
-        screen = app.screen
-        assert isinstance(screen, VerdictsScreen)
+    async with on_screen(calc, "5", VerdictsScreen) as (app, pilot, screen):
         trail = screen.query_one(Tree)
         trail.root.expand_all()
         await settle(pilot)
@@ -476,11 +420,7 @@ def _walk(node: object) -> list:  # type: ignore[type-arg]
 
 
 async def test_the_report_shows_and_exports_markdown_and_json(calc: Path) -> None:
-    app = calc_app(calc)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await press_and_settle(pilot, "6")
-        screen = app.screen
-        assert isinstance(screen, ReportScreen)
+    async with on_screen(calc, "6", ReportScreen) as (_app, pilot, screen):
         assert screen.report is not None
         assert screen.report.picking.raced_tasks == 2
         await press_and_settle(pilot, "e")

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TypeVar
 
 from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.widgets import Input
 from textual.worker import WorkerCancelled
 
 from bugbout_tui.tui.app import BugboutApp
 from bugbout_tui.tui.main import make_app
+
+S = TypeVar("S", bound=Screen[Any])
 
 FIXED_NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -51,6 +55,23 @@ async def press_and_settle(pilot: Pilot[int], *keys: str) -> None:
     for key in keys:
         await pilot.press(key)
         await settle(pilot)
+
+
+@contextlib.asynccontextmanager
+async def on_screen(
+    root: Path, key: str | None, kind: type[S]
+) -> AsyncIterator[tuple[BugboutApp, Pilot[int], S]]:
+    """The calc app at 120×40, on the screen `key` switches to (None: the one it opens
+    on), checked to be a `kind`; the app, its pilot and that screen."""
+    app = calc_app(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        if key is None:
+            await settle(pilot)
+        else:
+            await press_and_settle(pilot, key)
+        screen = app.screen
+        assert isinstance(screen, kind)
+        yield app, pilot, screen
 
 
 async def until(
