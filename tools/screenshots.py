@@ -1,9 +1,10 @@
 """`python tools/screenshots.py [DIR]`: every screen of the demo, as SVG and PNG.
 
 Builds the demo project in a scratch directory, runs its whole bout (about two minutes,
-with the demo's scripted agents, offline), then opens the app on the result at 120 × 40
-and saves each screen. The Race screen is shown as the demo's journal had it when both
-lanes were busy, so the picture shows a race in progress. PNGs need `cairosvg`.
+with the demo's scripted agents, offline), then opens the app on the result and saves
+each screen. The Race screen is shown as the demo's journal had it mid-race: one lane
+parked on its quota, the other running with output, attempts already finished. PNGs
+need `cairosvg`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from bugbout_tui.core.events import AttemptFinished, AttemptOutput, AttemptStarted, parse_event
+from bugbout_tui.core.events import (
+    AttemptFinished,
+    AttemptOutput,
+    AttemptStarted,
+    QuotaParked,
+    parse_event,
+)
 from bugbout_tui.core.store import Store
 from bugbout_tui.demo.project import check_pytest, prepare_demo
 from bugbout_tui.engine.bout import Bout
@@ -39,11 +46,17 @@ SHOTS: dict[str, tuple[str, ...]] = {
 MONO = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 
 
-def busy_moment(lines: Sequence[str]) -> list[str]:
-    """The journal up to the first moment every lane runs an attempt that has printed."""
+def race_moment(lines: Sequence[str]) -> list[str]:
+    """The journal up to the first moment that shows the race at its most telling: a
+    lane parked on its quota, every other lane running an attempt that has printed, and
+    attempts already finished. Without a parked lane, the first moment every lane runs
+    an attempt that has printed."""
     lanes: dict[str, str] = {}
     running: dict[str, str] = {}
     talked: set[str] = set()
+    parked: set[str] = set()
+    finished = 0
+    busy: list[str] | None = None
     for index, line in enumerate(lines):
         event = parse_event(line)
         if event.type == "attempt-queued":
@@ -52,12 +65,19 @@ def busy_moment(lines: Sequence[str]) -> list[str]:
             running[lanes[event.attempt]] = event.attempt
         elif isinstance(event, AttemptFinished):
             running.pop(lanes.get(event.attempt, ""), None)
+            finished += 1
         elif isinstance(event, AttemptOutput):
             talked.add(event.attempt)
-        every = set(lanes.values())
-        if every and set(running) == every and set(running.values()) <= talked:
+        elif isinstance(event, QuotaParked):
+            parked.add(event.quota)
+        working = set(lanes.values()) - parked
+        if not working or set(running) != working or not set(running.values()) <= talked:
+            continue
+        if parked and finished:
             return list(lines[: index + 1])
-    return list(lines)
+        if busy is None:
+            busy = list(lines[: index + 1])
+    return busy if busy is not None else list(lines)
 
 
 async def capture(project: Path, keys: Sequence[str], svg: Path) -> None:
@@ -91,7 +111,7 @@ def take_all(project: Path, out: Path) -> list[Path]:
     made: list[Path] = []
     journal = Store(project).events_path
     full = journal.read_text(encoding="utf-8").splitlines()
-    journal.write_text("\n".join(busy_moment(full)) + "\n", encoding="utf-8")
+    journal.write_text("\n".join(race_moment(full)) + "\n", encoding="utf-8")
     try:
         asyncio.run(capture(project, ("3",), out / "race.svg"))
         made.append(out / "race.svg")
