@@ -480,3 +480,19 @@ async def test_an_invalid_config_opens_on_the_config_screen(calc: Path) -> None:
         assert config_row(screen, "run.timeout")[2].startswith("✗ must be a positive")
         await press_and_settle(pilot, "s")
         assert app.engine is None
+
+
+async def test_the_trail_ends_with_the_step_that_chose_the_pick(calc: Path) -> None:
+    async with on_screen(calc, "5", VerdictsScreen) as (_app, pilot, screen):
+        table = screen.table
+        chosen = {}
+        for task in ("calc-1", "calc-2"):
+            table.move_cursor(row=table.get_row_index(task))
+            await settle(pilot)
+            steps = [str(node.label) for node in screen.query_one(Tree).root.children]
+            chosen[task] = steps[2]
+        assert chosen == {
+            "calc-1": "step 3 · the pick: careful has the higher support: 1.00 against 0.83 "
+            "for slow",
+            "calc-2": "step 3 · the pick: hasty is the only approved patch",
+        }

@@ -152,10 +152,16 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
         cells = node.add(Text.assemble(("cells behind this decision", "bold"),
                                        f": {len(assessment.cells)}"))  # fmt: skip
         _add_cells(cells, assessment.cells)
+    step = 3
+    if verdict.decided_by is not None:
+        root.add_leaf(
+            Text.assemble(("step 3 · the pick", "bold"), ": ", inert_line(verdict.decided_by))
+        )
+        step = 4
     scored = [(a.patch, records.resolution(verdict.task, a.patch)) for a in verdict.assessments]
     if any(resolution is not None for _, resolution in scored):
         truth = root.add(
-            Text.assemble(("step 3 · the maintainers' hidden tests", "bold"),
+            Text.assemble((f"step {step} · the maintainers' hidden tests", "bold"),
                           ": whether each patch really fixed the bug"),
             expand=True,
         )  # fmt: skip
