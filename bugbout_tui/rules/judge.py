@@ -43,6 +43,7 @@ __all__ = [
     "Verdict",
     "VerdictSet",
     "author_identity",
+    "breaks",
     "judge",
     "judge_all",
     "reproductions",
@@ -335,6 +336,23 @@ class _Evidence:
             supported = f"with support of at least {float(THRESHOLD)}"
         which = "suite or examiner test" if policy == "strict" else "suite test"
         return f"every patch {supported} breaks a {which} that most other patches keep passing"
+
+
+def breaks(author: Author, base: Cell | None, patched: Cell | None) -> bool:
+    """Whether a patch broke this test: not a contestant's, passing on the unfixed code,
+    failing (or erroring, or uncollectable) with the patch applied.
+
+    The same reading `_Evidence` makes of every candidate. Whether a breakage then counts
+    against the patch depends on the other patches and the policy: suite tests count
+    under every policy, examiners' only under `strict`, each when most others keep it.
+    """
+    return (
+        author.kind != "contestant"
+        and base is not None
+        and base.outcome == _PASSES
+        and patched is not None
+        and patched.outcome in _BROKEN
+    )
 
 
 def reproductions(matrix: Matrix) -> dict[str, list[str]]:

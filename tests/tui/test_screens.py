@@ -331,12 +331,32 @@ async def test_enter_on_a_matrix_cell_opens_that_tree_and_author(calc: Path) -> 
         assert rows.row_count == 2
         assert [c.plain for c in rows.get_row("tests/test_x.py::test_empty_is_zero")] == [
             "tests/test_x.py::test_empty_is_zero", "failed", "failed",
-            "⚑ yes",
+            "⚑ reproduction",
         ]  # fmt: skip
         detail = static_text(cell, "#cell-detail")
         assert "assert None == 0.0" in detail
         await press_and_settle(pilot, "escape")
         assert app.screen is screen
+
+
+async def test_a_cell_lists_failing_tests_first_labels_breakages_and_shows_the_patch(
+    calc: Path,
+) -> None:
+    async with on_screen(calc, "4", MatrixScreen) as (app, pilot, _screen):
+        await press_and_settle(pilot, "down", "down", "right", "right", "right", "enter")
+        cell = app.screen
+        assert isinstance(cell, CellScreen)
+        assert (cell.tree_name, cell.author) == ("hasty", "suite")
+        rows = cell.query_one(DataTable)
+        assert [[c.plain for c in rows.get_row_at(i)] for i in range(rows.row_count)] == [
+            ["tests/test_ops.py::test_mean_of_one", "failed", "passed", "✗ breakage"],
+            ["tests/test_ops.py::test_mean", "passed", "passed", "–"],
+        ]
+        assert "a breakage: it passes on the unfixed code" in static_text(cell, "#cell-detail")
+        patch = static_text(cell, "#cell-patch")
+        assert "patch of hasty" in patch
+        assert "-    return sum(xs) / len(xs)" in patch
+        assert "+    return None" in patch
 
 
 async def test_matrix_filters_and_task_switching(calc: Path) -> None:
