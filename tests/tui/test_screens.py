@@ -10,7 +10,8 @@ from pathlib import Path
 from gitrepo import GitRepo
 from rich.console import Console
 from rich.text import Text
-from textual.widgets import DataTable, Input, Log, Static, Tree
+from textual.widgets import DataTable, Input, Log, Markdown, Static, Tree
+from textual.widgets.markdown import MarkdownBlock
 from tuiapp import calc_app, on_screen, press_and_settle, settle
 from tuiproject import CONFIG, EVENTS
 
@@ -87,8 +88,15 @@ async def test_the_highlighted_task_shows_its_issue_fix_and_ground_truth(calc: P
     async with on_screen(calc, None, TasksScreen) as (_app, pilot, screen):
         screen.table.move_cursor(row=screen.table.get_row_index("calc-2"))
         await settle(pilot)
-        issue = static_text(screen, "#task-issue")
-        assert "clamp(15, 0, 10)" in issue and "Issue #2" in issue
+        assert "Issue #2" in static_text(screen, "#task-issue")
+        issue = screen.query_one("#task-issue-text", Markdown)
+        blocks = [(type(block).__name__, block.content) for block in issue.query(MarkdownBlock)]
+        assert [(kind, content.plain) for kind, content in blocks] == [
+            ("MarkdownH1", "clamp() ignores the upper bound"),
+            ("MarkdownParagraph", "clamp(15, 0, 10) returns 15."),
+            ("MarkdownParagraph", "Expected 10: the value must stay within bounds."),
+        ]
+        assert blocks[1][1].spans, "the code span is styled, not shown with its backticks"
         assert "fail → pass" in static_text(screen, "#task-tests")
         assert "tests/test_clamp.py::test_upper" in static_text(screen, "#task-tests")
         assert "return min(max(low, x), high)" in static_text(screen, "#task-fix")
