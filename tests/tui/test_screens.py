@@ -10,7 +10,7 @@ from pathlib import Path
 from gitrepo import GitRepo
 from rich.console import Console
 from rich.text import Text
-from textual.widgets import DataTable, Input, Log, Markdown, Static, Tree
+from textual.widgets import DataTable, Input, Log, Markdown, Static, TabbedContent, Tree
 from textual.widgets.markdown import MarkdownBlock
 from tuiapp import calc_app, on_screen, press_and_settle, settle
 from tuiproject import CONFIG, EVENTS
@@ -524,3 +524,19 @@ async def test_the_trail_ends_with_the_step_that_chose_the_pick(calc: Path) -> N
             "for slow",
             "calc-2": "step 3 · the pick: hasty is the only approved patch",
         }
+
+
+async def test_t_steps_through_the_task_tabs_and_the_footer_says_so(calc: Path) -> None:
+    async with on_screen(calc, None, TasksScreen) as (app, pilot, screen):
+        shown = {
+            key: active.binding.description for key, active in app.active_bindings.items()
+            if active.binding.show
+        }  # fmt: skip
+        assert shown.get("t") == "Issue/Fix/Tests"
+        assert shown.get("space") == "Select, next"
+        tabs = screen.query_one(TabbedContent)
+        seen = [tabs.active]
+        for _ in range(3):
+            await press_and_settle(pilot, "t")
+            seen.append(tabs.active)
+        assert seen == ["tab-issue", "tab-fix", "tab-tests", "tab-issue"]

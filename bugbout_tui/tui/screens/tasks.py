@@ -150,8 +150,9 @@ class TasksScreen(BoutScreen):
 
     MODE = "tasks"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("space", "toggle_select", "Select", id="select",
-                tooltip="Mark the task to accept or exclude several at once"),
+        Binding("space", "toggle_select", "Select, next", id="select",
+                tooltip="Mark the task (or unmark it) and move to the next one, to accept or "
+                        "exclude several at once"),
         Binding("a", "decide('accepted')", "Accept", id="accept",
                 tooltip="Race the selected (or highlighted) tasks"),
         Binding("x", "decide('excluded')", "Exclude", id="exclude",
@@ -160,6 +161,8 @@ class TasksScreen(BoutScreen):
                 tooltip="Remove your decision: the task follows the defaults again"),
         Binding("asterisk", "select_all", "Select all/none", id="select-all", show=False),
         Binding("m", "mine", "Mine now", id="mine", tooltip="Mine the history and stop there"),
+        Binding("t", "next_tab", "Issue/Fix/Tests", id="next-tab",
+                tooltip="Show the next tab of the highlighted task: issue, fix, tests"),
     ]  # fmt: skip
 
     class Decided(Message):
@@ -340,6 +343,11 @@ class TasksScreen(BoutScreen):
         task = self._find_task(self._detail_task)
         if task is not None and task.fix_commit == message.commit:
             self.query_one("#task-fix", Static).update(self._fix_view(message.commit))
+
+    def action_next_tab(self) -> None:
+        tabs = self.query_one("#task-detail", TabbedContent)
+        panes = [pane.id for pane in tabs.query(TabPane) if pane.id is not None]
+        tabs.active = panes[(panes.index(tabs.active) + 1) % len(panes)]
 
     # --- decisions -----------------------------------------------------------------------
 
