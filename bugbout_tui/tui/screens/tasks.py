@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from markdown_it import MarkdownIt
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.table import Table
@@ -23,7 +24,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from markdown_it import MarkdownIt
 from textual.widgets import DataTable, Markdown, Static, TabbedContent, TabPane
 
 from bugbout_tui.core import look
