@@ -122,8 +122,8 @@ def test_filters_narrow_the_tests_and_drop_authors_left_with_none() -> None:
     assert disagree.cells[("base", "examiner")].total == 2
     lines = cell_tests(matrix, "slow", "examiner", Filters())
     assert [(line.test, line.cell.outcome if line.cell else None) for line in lines] == [
-        ("tests/test_x.py::test_empty_is_zero", "passed"),
         ("tests/test_x.py::test_empty_tuple", "failed"),
+        ("tests/test_x.py::test_empty_is_zero", "passed"),
     ]
     assert all(line.reproduction for line in lines)
 
