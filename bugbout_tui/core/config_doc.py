@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import tomlkit
 from tomlkit.container import Container
-from tomlkit.items import AoT, Array, Comment, InlineTable, Item, Table, Whitespace
+from tomlkit.items import AoT, Array, Comment, InlineTable, Item, Null, Table, Whitespace
 
 from bugbout_tui.core.config import (
     CONFIG_NAME,
@@ -121,7 +121,8 @@ class ConfigDocument:
         """Record a person's review of a task in `[tasks] include` / `exclude`.
 
         The id moves to the list for `decision` and out of the other one; None clears it.
-        A list left empty is removed rather than kept as `[]`.
+        A list left empty is removed rather than kept as `[]`, and so is a `[tasks]` table
+        left with neither keys nor comments.
         """
         tasks = self._node(("tasks",), create=decision is not None)
         if tasks is None:
@@ -144,6 +145,13 @@ class ConfigDocument:
                         del current[index]
                 if len(current) == 0:
                     del tasks[list_name]
+        left = self._document.get("tasks")
+        if isinstance(left, Table) and _blank(left):
+            last = self._document.body[-1][1] is left
+            del self._document["tasks"]
+            if last and self.text.endswith("\n\n"):
+                # The blank line that set the table apart now ends the file.
+                self._document = parse_toml(self.text.rstrip("\n") + "\n", self.path)
 
     def add_agent(self, table: AgentTable, options: Mapping[str, Any]) -> int:
         """Append an agent (keys as in the file, dashed) and return its index."""
@@ -252,6 +260,11 @@ class ConfigDocument:
             self._document.add(tomlkit.nl())
             if not text.endswith("\n"):
                 self._document.add(tomlkit.nl())
+
+
+def _blank(table: Table) -> bool:
+    """Whether a table holds nothing a person wrote: no key, no comment."""
+    return all(isinstance(item, Whitespace | Null) for _, item in table.value.body)
 
 
 def _take_trailing(container: Container) -> list[Item]:

@@ -13,6 +13,7 @@ and the TUI draw the same state. It uses rich (styles are rich's strings, chips 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -169,9 +170,28 @@ def duration(seconds: float | None) -> str:
     return f"{whole // 3600} h {whole % 3600 // 60:02d} m"
 
 
+_DIGITS = re.compile(r"(\d+)")
+
+
+def task_order(task: str) -> tuple[tuple[int, str], ...]:
+    """Sort key that puts `pkg-4` before `pkg-11`, as history numbers tasks.
+
+    Numbers compare as numbers and the text between them as text, so a list of tasks
+    reads in the order they were mined wherever it is shown.
+    """
+    return tuple(
+        (int(part), "") if part.isdigit() else (-1, part) for part in _DIGITS.split(task) if part
+    )
+
+
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
     """`1 test`, `3 tests`; `nouns` where adding an `s` is wrong (`2 patches`)."""
     return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
+def verb(count: int, one: str, many: str) -> str:
+    """The verb that agrees with a count: `1 test fails`, `3 tests fail`."""
+    return one if count == 1 else many
 
 
 def tokens_text(input_tokens: int | None, output_tokens: int | None) -> str:

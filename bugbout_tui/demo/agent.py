@@ -193,7 +193,10 @@ class DemoAgent:
         mine = [t for t in report.failed if t.startswith(recipe.tests.path + "::")]
         written = len(re.findall(r"^def test_", recipe.tests.text, re.MULTILINE))
         if mine:
-            self.say(f"{len(mine)} of my {written} tests fail on this code, as they should")
+            self.say(
+                f"{len(mine)} of my {written} tests {'fails' if len(mine) == 1 else 'fail'} "
+                "on this code, as they should"
+            )
         else:
             self.say(f"none of my {written} tests fails on this code")
 

@@ -20,6 +20,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from bugbout_tui.core import look
 from bugbout_tui.core.events import ErrorRaised
 from bugbout_tui.core.models import Conditions, Oracle, OracleSet, Task
 from bugbout_tui.engine.testing import (
@@ -204,11 +205,15 @@ def _why_unscored(oracle: Oracle, fix: TestRun, tree: Path) -> str | None:
     failing = sorted(node for node, result in tests.items() if result.outcome not in PASSING)
     parts = []
     if oracle.pass_to_pass:
-        parts.append(f"{len(oracle.pass_to_pass)} pass before and after it")
+        kept = len(oracle.pass_to_pass)
+        parts.append(f"{kept} {look.verb(kept, 'passes', 'pass')} before and after it")
     if failing:
         named = ", ".join(failing[:_LISTED])
         rest = f" and {len(failing) - _LISTED} more" if len(failing) > _LISTED else ""
-        parts.append(f"{len(failing)} fail on the fix too ({named}{rest})")
+        parts.append(
+            f"{len(failing)} {look.verb(len(failing), 'fails', 'fail')} on the fix too "
+            f"({named}{rest})"
+        )
     if not parts:
         return None
     return f"{oracle.reason}: {'; '.join(parts)}"

@@ -127,7 +127,13 @@ def _agents(section: AgentsSection) -> list[RenderableType]:
     ]
     missing = sum(row.missing for row in section.rows)
     if missing:
-        parts.append(Text(f"{missing} patches have no score yet.", style="dim"))
+        parts.append(
+            Text(
+                f"{look.plural(missing, 'patch', 'patches')} "
+                f"{look.verb(missing, 'has', 'have')} no score yet.",
+                style="dim",
+            )
+        )
     for item in section.flagged:
         rest = len(item.files) - PATHS_LISTED
         parts.append(

@@ -43,6 +43,7 @@ __all__ = [
     "Verdict",
     "VerdictSet",
     "author_identity",
+    "breaks",
     "judge",
     "judge_all",
     "reproductions",
@@ -337,6 +338,23 @@ class _Evidence:
         return f"every patch {supported} breaks a {which} that most other patches keep passing"
 
 
+def breaks(author: Author, base: Cell | None, patched: Cell | None) -> bool:
+    """Whether a patch broke this test: not a contestant's, passing on the unfixed code,
+    failing (or erroring, or uncollectable) with the patch applied.
+
+    The same reading `_Evidence` makes of every candidate. Whether a breakage then counts
+    against the patch depends on the other patches and the policy: suite tests count
+    under every policy, examiners' only under `strict`, each when most others keep it.
+    """
+    return (
+        author.kind != "contestant"
+        and base is not None
+        and base.outcome == _PASSES
+        and patched is not None
+        and patched.outcome in _BROKEN
+    )
+
+
 def reproductions(matrix: Matrix) -> dict[str, list[str]]:
     """Each contestant's and examiner's tests that fail on the unfixed code, by author.
 
@@ -359,13 +377,13 @@ def judge_all(matrix: Matrix) -> dict[Policy, Verdict]:
 
 def _verdict(evidence: _Evidence, policy: Policy) -> Verdict:
     judged = [evidence.assess(patch, policy) for patch in evidence.patches]
-    approved = [item for item in judged if item.gate is _Gate.APPROVED]
-    pick = min(approved, key=_pick_order).assessment.patch if approved else None
+    approved = sorted((item for item in judged if item.gate is _Gate.APPROVED), key=_pick_order)
     return Verdict(
         task=evidence.task,
         policy=policy,
-        pick=pick,
+        pick=approved[0].assessment.patch if approved else None,
         abstained=None if approved else evidence.abstention(policy, judged),
+        decided_by=_decided_by(approved),
         assessments=[item.assessment for item in judged],
         reproductions=evidence.reproductions(),
     )
@@ -381,6 +399,43 @@ def _pick_order(item: _Judged) -> tuple[Fraction, int, int, int, str]:
         -len(assessment.independent),
         item.size,
         assessment.patch,
+    )
+
+
+def _decided_by(approved: list[_Judged]) -> str | None:
+    """The first step of the pick order on which the pick beats the runner-up, in words.
+
+    Approved patches often tie on support, so a reader needs to see which later step
+    chose; the runner-up is the only patch that step had to beat. Counted breakages are
+    not compared: every policy approves only patches with none.
+    """
+    if not approved:
+        return None
+    pick = approved[0]
+    name = pick.assessment.patch
+    if len(approved) == 1:
+        return f"{name} is the only approved patch"
+    other = approved[1]
+    rival = other.assessment.patch
+    if pick.support != other.support:
+        return (
+            f"{name} has the higher support: {_floor(pick.support or Fraction(0))} "
+            f"against {_floor(other.support or Fraction(0))} for {rival}"
+        )
+    mine, theirs = pick.assessment, other.assessment
+    if len(mine.independent) != len(theirs.independent):
+        return (
+            f"{name} has more independent authors: {len(mine.independent)} "
+            f"against {len(theirs.independent)} for {rival}"
+        )
+    if pick.size != other.size:
+        return (
+            f"{name}'s patch is smaller: {look.plural(pick.size, 'line')} "
+            f"against {other.size} for {rival}"
+        )
+    return (
+        f"{name} comes first by name: it ties with {rival} on support, independent "
+        f"authors and size ({look.plural(pick.size, 'line')})"
     )
 
 

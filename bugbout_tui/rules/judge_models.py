@@ -78,6 +78,9 @@ class Verdict(BaseModel):
     pick: str | None = None
     abstained: str | None = None
     """Why nothing was picked; None exactly when `pick` is set."""
+    decided_by: str | None = None
+    """The step of the pick order that chose the pick over the runner-up, in words; None
+    when nothing was picked. Defaulted so records stored before it existed still load."""
     assessments: list[Assessment] = Field(default_factory=list)
     """One per patch, by patch name."""
     reproductions: dict[str, list[str]] = Field(default_factory=dict)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bugbout_tui.core.models import Author, Cell, Matrix
-from bugbout_tui.rules.judge import reproductions
+from bugbout_tui.rules.judge import breaks, reproductions
 
 BASE = "base"
 
@@ -46,6 +46,13 @@ class TestLine:
     """Its outcome on the tree; None when the tree has no result for it."""
     base: Cell | None
     reproduction: bool
+    breakage: bool
+    """A suite or examiner test that passes on the unfixed code and fails on this patch."""
+
+    @property
+    def failing(self) -> bool:
+        """Anything but `passed` on this tree, a missing result included."""
+        return self.cell is None or self.cell.outcome != "passed"
 
 
 @dataclass(frozen=True)
@@ -120,7 +127,8 @@ def matrix_grid(matrix: Matrix, filters: Filters = Filters()) -> MatrixGrid:
 
 
 def cell_tests(matrix: Matrix, tree: str, author_name: str, filters: Filters) -> list[TestLine]:
-    """Every counted test of one author on one tree, with its outcome there and on the base."""
+    """Every counted test of one author on one tree, with its outcome there and on the base;
+    failing tests first, since they are what a reader opens a cell to see."""
     author = next((a for a in matrix.authors if a.name == author_name), None)
     if author is None:
         return []
@@ -129,7 +137,14 @@ def cell_tests(matrix: Matrix, tree: str, author_name: str, filters: Filters) ->
     base = matrix.trees.get(BASE)
     here = run.cells.get(author_name, {}) if run is not None else {}
     before = base.cells.get(author_name, {}) if base is not None else {}
-    return [
-        TestLine(test, here.get(test), before.get(test), test in repro)
+    lines = [
+        TestLine(
+            test,
+            here.get(test),
+            before.get(test),
+            test in repro,
+            tree != BASE and breaks(author, before.get(test), here.get(test)),
+        )
         for test in counted_tests(matrix, author, filters, repro)
     ]
+    return sorted(lines, key=lambda line: not line.failing)

@@ -71,6 +71,9 @@ SEQUENCES = (
 bidi override, ending with text that must still show."""
 HOSTILE = f"{SEQUENCES} [bold]markup[/bold]"
 
+LINKS = "[click](https://evil.example/x) ![img](file:///etc/passwd) <https://evil.example/a>"
+"""Markdown that would offer clicks opening a URL or a file."""
+
 TERMINAL_ATTACKS = re.compile(
     "\x1b\\]|\x1bc|\x1b\\[2J|\x1b\\[6n|[\x80-\x9f\u202a-\u202e\u2066-\u2069]|pwned-title|"
     + CLIPBOARD
@@ -100,7 +103,9 @@ def build_project(root: Path) -> Path:
         },
     )
     (root / "bugbout.toml").write_text(CONFIG, encoding="utf-8")
-    write_issues(root, {1: (f"mean() crashes {HOSTILE}", f"It crashes. {HOSTILE}\nStill.")})
+    write_issues(
+        root, {1: (f"mean() crashes {HOSTILE}", f"It crashes. {HOSTILE}\nStill.\n\n{LINKS}")}
+    )
     mine_tasks(Project.load(root))
     store = Store(root)
     store.write(
@@ -268,6 +273,20 @@ async def test_the_tasks_screen_shows_the_title_issue_tests_and_fix_as_text(host
             tabs.active = tab
             await settle(pilot)
             assert_inert(app, shown)
+
+
+async def test_the_issue_renders_as_markdown_without_a_link_to_click(hostile: Path) -> None:
+    async with hostile_app(hostile) as (app, _pilot):
+        assert_inert(app, LINKS)
+        update = app.screen._compositor.render_update(full=True)
+        clicks = [
+            segment.style.meta["@click"]
+            for line in update.strips  # type: ignore[union-attr]
+            for strip in line
+            for segment in strip
+            if segment.style is not None and "@click" in segment.style.meta
+        ]
+        assert not [click for click in clicks if "evil" in click or "passwd" in click], clicks
 
 
 async def test_the_race_board_shows_output_names_and_messages_as_text(hostile: Path) -> None:

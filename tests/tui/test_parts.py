@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from textual.app import App, ComposeResult
+from textual.widgets import Tree
 from tuiproject import EVENTS, _matrix_calc_1
 
 from bugbout_tui.core import look
@@ -17,11 +19,15 @@ from bugbout_tui.core.events import AttemptOutput, BoutStarted, StageStarted
 from bugbout_tui.core.models import Attempt, IssueRef, Oracle, OracleSet, Task
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.engine.state import BoutState
+from bugbout_tui.rules.judge import CellRef, Verdict
 from bugbout_tui.tui.config_form import SECTIONS, parse_field, show_value
 from bugbout_tui.tui.feed import OutputBook
 from bugbout_tui.tui.matrix_view import Filters, cell_tests, matrix_grid
+from bugbout_tui.tui.records import Records
 from bugbout_tui.tui.screens.attempt import patch_view
+from bugbout_tui.tui.screens.matrix import LEGEND
 from bugbout_tui.tui.screens.tasks import task_status
+from bugbout_tui.tui.screens.verdicts import fill_trail
 from bugbout_tui.tui.watch import JournalReader
 from bugbout_tui.tui.widgets.tail import OutputTail
 
@@ -116,8 +122,8 @@ def test_filters_narrow_the_tests_and_drop_authors_left_with_none() -> None:
     assert disagree.cells[("base", "examiner")].total == 2
     lines = cell_tests(matrix, "slow", "examiner", Filters())
     assert [(line.test, line.cell.outcome if line.cell else None) for line in lines] == [
-        ("tests/test_x.py::test_empty_is_zero", "passed"),
         ("tests/test_x.py::test_empty_tuple", "failed"),
+        ("tests/test_x.py::test_empty_is_zero", "passed"),
     ]
     assert all(line.reproduction for line in lines)
 
@@ -210,3 +216,31 @@ def test_the_config_form_has_a_field_for_every_key_of_its_sections() -> None:
             if name not in decided_on_the_tasks_screen
         }
         assert keys == {spec.key for spec in SECTIONS[section]}, section
+
+
+def test_tasks_sort_by_their_numbers() -> None:
+    tasks = ["invoicekit-11", "invoicekit-4", "invoicekit-100", "invoicekit-5", "invoicekit-7"]
+    assert sorted(tasks, key=look.task_order) == [
+        "invoicekit-4", "invoicekit-5", "invoicekit-7", "invoicekit-11", "invoicekit-100",
+    ]  # fmt: skip
+
+
+def test_the_matrix_legend_is_whole_sentences_within_80_columns() -> None:
+    lines = LEGEND.plain.splitlines()
+    assert all(line.endswith(".") and len(line) <= 78 for line in lines), lines
+
+
+async def test_one_reproduction_by_one_author_fails_in_the_trail() -> None:
+    verdict = Verdict(task="pkg-1", policy="majority", abstained="none approved",
+                      reproductions={"alpha": ["t1"]})  # fmt: skip
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Tree[CellRef | None]("")
+
+    async with One().run_test() as pilot:
+        trail: Tree[CellRef | None] = pilot.app.query_one(Tree)
+        fill_trail(trail, verdict, Records())
+        assert str(trail.root.children[0].label) == (
+            "step 1 · reproductions: 1 test by 1 author fails on the unfixed code"
+        )

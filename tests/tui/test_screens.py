@@ -10,7 +10,8 @@ from pathlib import Path
 from gitrepo import GitRepo
 from rich.console import Console
 from rich.text import Text
-from textual.widgets import DataTable, Input, Log, Static, Tree
+from textual.widgets import DataTable, Input, Log, Markdown, OptionList, Static, TabbedContent, Tree
+from textual.widgets.markdown import MarkdownBlock
 from tuiapp import calc_app, on_screen, press_and_settle, settle
 from tuiproject import CONFIG, EVENTS
 
@@ -87,8 +88,15 @@ async def test_the_highlighted_task_shows_its_issue_fix_and_ground_truth(calc: P
     async with on_screen(calc, None, TasksScreen) as (_app, pilot, screen):
         screen.table.move_cursor(row=screen.table.get_row_index("calc-2"))
         await settle(pilot)
-        issue = static_text(screen, "#task-issue")
-        assert "clamp(15, 0, 10)" in issue and "Issue #2" in issue
+        assert "Issue #2" in static_text(screen, "#task-issue")
+        issue = screen.query_one("#task-issue-text", Markdown)
+        blocks = [(type(block).__name__, block.content) for block in issue.query(MarkdownBlock)]
+        assert [(kind, content.plain) for kind, content in blocks] == [
+            ("MarkdownH1", "clamp() ignores the upper bound"),
+            ("MarkdownParagraph", "clamp(15, 0, 10) returns 15."),
+            ("MarkdownParagraph", "Expected 10: the value must stay within bounds."),
+        ]
+        assert blocks[1][1].spans, "the code span is styled, not shown with its backticks"
         assert "fail → pass" in static_text(screen, "#task-tests")
         assert "tests/test_clamp.py::test_upper" in static_text(screen, "#task-tests")
         assert "return min(max(low, x), high)" in static_text(screen, "#task-fix")
@@ -331,12 +339,32 @@ async def test_enter_on_a_matrix_cell_opens_that_tree_and_author(calc: Path) -> 
         assert rows.row_count == 2
         assert [c.plain for c in rows.get_row("tests/test_x.py::test_empty_is_zero")] == [
             "tests/test_x.py::test_empty_is_zero", "failed", "failed",
-            "⚑ yes",
+            "⚑ reproduction",
         ]  # fmt: skip
         detail = static_text(cell, "#cell-detail")
         assert "assert None == 0.0" in detail
         await press_and_settle(pilot, "escape")
         assert app.screen is screen
+
+
+async def test_a_cell_lists_failing_tests_first_labels_breakages_and_shows_the_patch(
+    calc: Path,
+) -> None:
+    async with on_screen(calc, "4", MatrixScreen) as (app, pilot, _screen):
+        await press_and_settle(pilot, "down", "down", "right", "right", "right", "enter")
+        cell = app.screen
+        assert isinstance(cell, CellScreen)
+        assert (cell.tree_name, cell.author) == ("hasty", "suite")
+        rows = cell.query_one(DataTable)
+        assert [[c.plain for c in rows.get_row_at(i)] for i in range(rows.row_count)] == [
+            ["tests/test_ops.py::test_mean_of_one", "failed", "passed", "✗ breakage"],
+            ["tests/test_ops.py::test_mean", "passed", "passed", "–"],
+        ]
+        assert "a breakage: it passes on the unfixed code" in static_text(cell, "#cell-detail")
+        patch = static_text(cell, "#cell-patch")
+        assert "patch of hasty" in patch
+        assert "-    return sum(xs) / len(xs)" in patch
+        assert "+    return None" in patch
 
 
 async def test_matrix_filters_and_task_switching(calc: Path) -> None:
@@ -480,3 +508,62 @@ async def test_an_invalid_config_opens_on_the_config_screen(calc: Path) -> None:
         assert config_row(screen, "run.timeout")[2].startswith("✗ must be a positive")
         await press_and_settle(pilot, "s")
         assert app.engine is None
+
+
+async def test_the_trail_ends_with_the_step_that_chose_the_pick(calc: Path) -> None:
+    async with on_screen(calc, "5", VerdictsScreen) as (_app, pilot, screen):
+        table = screen.table
+        chosen = {}
+        for task in ("calc-1", "calc-2"):
+            table.move_cursor(row=table.get_row_index(task))
+            await settle(pilot)
+            steps = [str(node.label) for node in screen.query_one(Tree).root.children]
+            chosen[task] = steps[2]
+        assert chosen == {
+            "calc-1": "step 3 · the pick: careful has the higher support: 1.00 against 0.83 "
+            "for slow",
+            "calc-2": "step 3 · the pick: hasty is the only approved patch",
+        }
+
+
+async def test_t_steps_through_the_task_tabs_and_the_footer_says_so(calc: Path) -> None:
+    async with on_screen(calc, None, TasksScreen) as (app, pilot, screen):
+        shown = {
+            key: active.binding.description for key, active in app.active_bindings.items()
+            if active.binding.show
+        }  # fmt: skip
+        assert shown.get("t") == "Issue/Fix/Tests"
+        assert shown.get("space") == "Select, next"
+        tabs = screen.query_one(TabbedContent)
+        seen = [tabs.active]
+        for _ in range(3):
+            await press_and_settle(pilot, "t")
+            seen.append(tabs.active)
+        assert seen == ["tab-issue", "tab-fix", "tab-tests", "tab-issue"]
+
+
+async def test_matrix_and_verdicts_list_tasks_by_number(calc: Path) -> None:
+    order = ["calc-1", "calc-2", "calc-4", "calc-10", "calc-11"]
+
+    def more_tasks(app: object) -> None:
+        records = app.session.records  # type: ignore[attr-defined]
+        for number in (11, 4, 10):
+            task = f"calc-{number}"
+            records.matrices[task] = records.matrices["calc-2"].model_copy(update={"task": task})
+            records.verdicts[task] = records.verdicts["calc-2"]
+
+    async with on_screen(calc, "4", MatrixScreen) as (app, pilot, screen):
+        more_tasks(app)
+        screen.show_records()
+        await settle(pilot)
+        listing = screen.query_one("#matrix-tasks", OptionList)
+        assert [listing.get_option_at_index(i).id for i in range(listing.option_count)] == order
+        await press_and_settle(pilot, "5")
+        verdicts = app.screen
+        assert isinstance(verdicts, VerdictsScreen)
+        more_tasks(app)
+        verdicts.show_records()
+        await settle(pilot)
+        table = verdicts.table
+        assert [str(table.coordinate_to_cell_key((i, 0)).row_key.value)
+                for i in range(table.row_count)] == order  # fmt: skip

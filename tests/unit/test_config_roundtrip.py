@@ -186,6 +186,25 @@ policy = "strict"
     ]
 
 
+def test_undoing_every_decision_leaves_no_empty_tasks_table(repo: Path) -> None:
+    path, document = saved(repo, COMMENTED)
+    document.set_task_decision("pkg-12", "accepted")
+    document.set_task_decision("pkg-7", "excluded")
+    document.save()
+    document.set_task_decision("pkg-12", None)
+    document.set_task_decision("pkg-7", None)
+    document.save()
+    assert path.read_text() == COMMENTED
+
+
+def test_a_tasks_table_with_a_comment_stays_when_its_decisions_go(repo: Path) -> None:
+    text = '[project]\nsource = "src/pkg"\n\n[tasks]\n# reviewed by hand\ninclude = ["a"]\n'
+    path, document = saved(repo, text)
+    document.set_task_decision("a", None)
+    document.save()
+    assert path.read_text() == '[project]\nsource = "src/pkg"\n\n[tasks]\n# reviewed by hand\n'
+
+
 def test_accepting_twice_adds_once(repo: Path) -> None:
     _, document = saved(repo, '[project]\nsource = "src/pkg"\n[tasks]\ninclude = ["a"]\n')
     document.set_task_decision("a", "accepted")

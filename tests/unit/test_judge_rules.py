@@ -658,3 +658,70 @@ def test_the_documented_example() -> None:
 
 def _approvals(verdicts: Mapping[Policy, Verdict]) -> dict[Policy, list[str]]:
     return {p: [a.patch for a in v.assessments if a.approved] for p, v in verdicts.items()}
+
+
+# --- why the pick won ------------------------------------------------------------------
+
+
+def test_decided_by_names_the_only_approved_patch() -> None:
+    matrix = grid("""
+        base alpha beta
+    exam::t1 F P     F
+    """)
+    assert judge(matrix, "majority").decided_by == "alpha is the only approved patch"
+
+
+def test_decided_by_names_higher_support() -> None:
+    matrix = grid("""
+        base alpha beta
+    exam::t1 F P     P
+    exam::t2 F P     F
+    """)
+    verdict = judge(matrix, "majority")
+    assert verdict.decided_by == "alpha has the higher support: 1.00 against 0.50 for beta"
+
+
+def test_decided_by_names_more_independent_authors() -> None:
+    matrix = grid(
+        """
+          base alpha beta
+    alpha::t1 F P     P
+    exam::t1  F P     P
+    """,
+        sizes={"alpha": 1, "beta": 100},
+    )
+    verdict = judge(matrix, "unanimous")
+    assert verdict.decided_by == "beta has more independent authors: 2 against 1 for alpha"
+
+
+def test_decided_by_names_the_smaller_patch() -> None:
+    table = """
+        base careful hasty
+    exam::t1 F P       P
+    """
+    verdict = judge(grid(table, sizes={"careful": 7, "hasty": 3}), "majority")
+    assert verdict.decided_by == "hasty's patch is smaller: 3 lines against 7 for careful"
+
+
+def test_decided_by_falls_back_to_the_name() -> None:
+    table = """
+        base alpha beta
+    exam::t1 F P     P
+    """
+    verdict = judge(grid(table, sizes={"alpha": 1, "beta": 1}), "majority")
+    assert verdict.decided_by == (
+        "alpha comes first by name: it ties with beta on support, independent authors "
+        "and size (1 line)"
+    )
+
+
+def test_decided_by_is_empty_when_abstaining_and_old_records_load() -> None:
+    matrix = grid("""
+        base alpha
+    exam::t1 F F
+    """)
+    verdict = judge(matrix, "majority")
+    assert verdict.pick is None and verdict.decided_by is None
+    stored = verdict.model_dump(mode="json")
+    del stored["decided_by"]
+    assert Verdict.model_validate(stored).decided_by is None

@@ -282,7 +282,10 @@ class AttemptScreen(BoutScreen):
         log.clear()
         lines: list[str] = []
         if files.dropped:
-            lines.append(f"… {files.dropped} earlier lines are in the log file")
+            lines.append(
+                f"… {look.plural(files.dropped, 'earlier line')} "
+                f"{look.verb(files.dropped, 'is', 'are')} in the log file"
+            )
         lines += files.stdout
         if files.stderr:
             lines += ["", "── standard error ──", *files.stderr]

@@ -1,13 +1,16 @@
-"""One cell of a matrix: each test an author wrote, on one tree, with its failure text.
+"""One cell of a matrix: each test an author wrote, on one tree, with its failure text,
+what each test counts as for the judge, and the patch the tree applies.
 
-Test names and failure texts are the agents': they are shown inert, never as markup.
+Test names, failure texts and patches are the agents': they are shown inert, never as
+markup.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from rich.console import Group
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -16,15 +19,35 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from bugbout_tui.core import look
+from bugbout_tui.core.models import Attempt
 from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.tui.matrix_view import BASE, Filters, TestLine, cell_tests
 from bugbout_tui.tui.screens.base import BoutScreen
 
 
-def reproduction_text(line: TestLine) -> Text:
+def counts_as_text(line: TestLine) -> Text:
+    """What the judge reads this test as: evidence for patches, or against this one."""
     if line.reproduction:
-        return Text("⚑ yes", style="bold magenta")
-    return Text("no", style="dim")
+        return Text("⚑ reproduction", style="bold magenta")
+    if line.breakage:
+        return Text("✗ breakage", style="bold red")
+    return Text("–", style="dim")
+
+
+def source_patch_view(tree: str, attempt: Attempt | None) -> RenderableType:
+    """The source part of the patch this tree applies: the change its cells judge."""
+    if tree == BASE:
+        return Text("The unfixed base applies no patch.", style="dim")
+    if attempt is None:
+        return Text(f"No stored attempt of {inert_line(tree)} for this task.", style="dim")
+    head = Text.assemble(("\npatch of ", "bold"), (inert_line(tree), "bold cyan"),
+                         (" — its source part, applied on this tree", "bold"))  # fmt: skip
+    if attempt.patch.oversized is not None:
+        return Group(head, Text(f"Too large to keep: {inert_line(attempt.patch.oversized)}.",
+                                style="red"))  # fmt: skip
+    if not attempt.patch.source:
+        return Group(head, Text("It changes no source file.", style="dim"))
+    return Group(head, Syntax(inert(attempt.patch.source), "diff", theme="ansi_dark"))
 
 
 class CellScreen(BoutScreen):
@@ -55,13 +78,14 @@ class CellScreen(BoutScreen):
         yield DataTable(id="cell-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="cell-detail-box"):
             yield Static(id="cell-detail")
+            yield Static(id="cell-patch")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_column("test", key="test")
         table.add_column("on this tree", key="here")
         table.add_column("on the unfixed base", key="base")
-        table.add_column("reproduction", key="repro")
+        table.add_column("counts as", key="counts")
         table.focus()
 
     def show_records(self) -> None:
@@ -95,12 +119,14 @@ class CellScreen(BoutScreen):
                 Text(inert_line(line.test)),
                 look.outcome_text(line.cell.outcome if line.cell else None),
                 look.outcome_text(line.base.outcome if line.base else None),
-                reproduction_text(line),
+                counts_as_text(line),
                 key=line.test,
             )
         if self.focus_test is not None and self.focus_test in {x.test for x in self._lines}:
             table.move_cursor(row=table.get_row_index(self.focus_test))
         self._show_detail(table.cursor_row)
+        attempt = self.session.records.attempt(self.task_id, self.tree_name)
+        self.query_one("#cell-patch", Static).update(source_patch_view(self.tree_name, attempt))
 
     @on(DataTable.RowHighlighted, "#cell-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -118,6 +144,11 @@ class CellScreen(BoutScreen):
             parts.append(Text("⚑ a reproduction: it fails on the unfixed code, so it tests the "
                               "bug",
                               style="magenta"))  # fmt: skip
+        if line.breakage:
+            parts.append(Text("✗ a breakage: it passes on the unfixed code and fails with this "
+                              "patch; it counts against the patch when most other patches keep "
+                              "it passing (an examiner's test only under strict)",
+                              style="red"))  # fmt: skip
         for label, cell in (("on this tree", line.cell), ("on the unfixed base", line.base)):
             if cell is None:
                 continue

@@ -16,6 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from bugbout_tui.core import look
 from bugbout_tui.core.models import Author, Matrix
 from bugbout_tui.core.text import inert_line
 from bugbout_tui.tui.matrix_view import BASE, CellSummary, Filters, MatrixGrid, matrix_grid
@@ -24,14 +25,15 @@ from bugbout_tui.tui.screens.cell import CellScreen
 from bugbout_tui.tui.widgets.grid import CellGrid
 
 LEGEND = Text.assemble(
-    ("rows", "bold"), " trees: the unfixed base, then base + each patch's source   ",
-    ("columns", "bold"), " whose tests\n",
-    ("cell", "bold"), " tests passed/total on that tree   ",
-    ("⚑ k/n", "bold magenta"), " k of the author's n reproductions pass ",
-    "(reproduction: a test that fails on the unfixed code)   ",
-    ("enter", "bold"), " opens a cell",
+    ("Rows", "bold"), ": the unfixed base, then base + each patch. ",
+    ("Columns", "bold"), ": who wrote the tests.\n",
+    ("Cells", "bold"), ": tests passed/total. ",
+    ("⚑ k/n", "bold magenta"), ": k of the author's n reproductions pass.\n",
+    "A reproduction is a test that fails on the unfixed code. ",
+    ("enter", "bold"), " opens a cell.",
     style="dim",
 )  # fmt: skip
+"""Every line ends a sentence and fits 80 columns, so the legend is never cut mid-sentence."""
 
 
 def _patches(count: int) -> tuple[str, str]:
@@ -111,7 +113,7 @@ class MatrixScreen(BoutScreen):
 
     def show_records(self) -> None:
         matrices = self.session.records.matrices
-        tasks = sorted(matrices)
+        tasks = sorted(matrices, key=look.task_order)
         if tasks != self._tasks:
             self._tasks = tasks
             listing = self.query_one("#matrix-tasks", OptionList)

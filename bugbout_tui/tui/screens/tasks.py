@@ -3,7 +3,10 @@
 Decisions go to `[tasks] include` / `exclude` in bugbout.toml (through the same
 comment-keeping editor as the Config screen), so they are reviewable in the file and
 reversible here or there. Titles, issue text, file and test names and the fix's diff come
-from the repository and its issues: they are shown inert, as `Text`, never as markup.
+from the repository and its issues: they are shown inert, as `Text`, never as markup. The
+issue text is Markdown and shown rendered, after `inert`, by a parser with links, images
+and HTML turned off: a hostile issue can style its text but not offer a click that opens
+a URL or a file.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from markdown_it import MarkdownIt
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.table import Table
@@ -20,7 +24,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Markdown, Static, TabbedContent, TabPane
 
 from bugbout_tui.core import look
 from bugbout_tui.core.config import Decision, TasksConfig
@@ -86,20 +90,26 @@ def funnel_text(taskset: TaskSet) -> Text:
     return text
 
 
-def issue_view(task: Task) -> RenderableType:
+def issue_head(task: Task) -> RenderableType:
+    """What stands above the issue text: its number, or why there is no text."""
     head = Text(f"Issue #{task.issue}", style="bold")
     if task.statement is None:
         why = task.statement_missing or "unknown"
         return Group(head, Text(inert(f"\nNo issue text could be read ({why})."), style="yellow"),
                      Text("Tasks without text are not raced.", style="dim"))  # fmt: skip
-    parts: list[RenderableType] = [
-        head,
-        Text("As the agents see it: descriptions of the fix are removed.\n", style="dim"),
-        Text(inert(task.statement)),
-    ]
-    if task.statement_note:
-        parts.append(Text(inert(f"\n{task.statement_note}"), style="dim"))
-    return Group(*parts)
+    return Group(
+        head, Text("As the agents see it: descriptions of the fix are removed.", style="dim")
+    )
+
+
+def issue_markdown() -> MarkdownIt:
+    """Textual's parser without the parts an untrusted text could act through.
+
+    Links and images would be clickable (a click opens the URL), raw HTML has no place in
+    a terminal; turned off, each shows as the characters it was written with.
+    """
+    return MarkdownIt("gfm-like").disable(["link", "image", "autolink", "html_inline",
+                                            "html_block", "linkify"])  # fmt: skip
 
 
 def tests_view(task: Task, oracle: Oracle | None) -> RenderableType:
@@ -140,8 +150,9 @@ class TasksScreen(BoutScreen):
 
     MODE = "tasks"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("space", "toggle_select", "Select", id="select",
-                tooltip="Mark the task to accept or exclude several at once"),
+        Binding("space", "toggle_select", "Select, next", id="select",
+                tooltip="Mark the task (or unmark it) and move to the next one, to accept or "
+                        "exclude several at once"),
         Binding("a", "decide('accepted')", "Accept", id="accept",
                 tooltip="Race the selected (or highlighted) tasks"),
         Binding("x", "decide('excluded')", "Exclude", id="exclude",
@@ -150,6 +161,8 @@ class TasksScreen(BoutScreen):
                 tooltip="Remove your decision: the task follows the defaults again"),
         Binding("asterisk", "select_all", "Select all/none", id="select-all", show=False),
         Binding("m", "mine", "Mine now", id="mine", tooltip="Mine the history and stop there"),
+        Binding("t", "next_tab", "Issue/Fix/Tests", id="next-tab",
+                tooltip="Show the next tab of the highlighted task: issue, fix, tests"),
     ]  # fmt: skip
 
     class Decided(Message):
@@ -181,6 +194,9 @@ class TasksScreen(BoutScreen):
         with TabbedContent(id="task-detail"):
             with TabPane("Issue", id="tab-issue"), VerticalScroll():
                 yield Static(id="task-issue")
+                yield Markdown(id="task-issue-text", parser_factory=issue_markdown,
+                               open_links=False)  # fmt: skip
+                yield Static(id="task-issue-note")
             with TabPane("Fix", id="tab-fix"), VerticalScroll():
                 yield Static(id="task-fix")
             with TabPane("Tests & ground truth", id="tab-tests"), VerticalScroll():
@@ -285,16 +301,21 @@ class TasksScreen(BoutScreen):
         issue = self.query_one("#task-issue", Static)
         tests = self.query_one("#task-tests", Static)
         fix = self.query_one("#task-fix", Static)
+        text = self.query_one("#task-issue-text", Markdown)
+        note = self.query_one("#task-issue-note", Static)
         if task is None:
-            for widget in (issue, tests, fix):
+            for widget in (issue, tests, fix, note):
                 widget.update("")
+            text.update("")
             self._detail_task = None
             return
         if task.id == self._detail_task:
             return
         self._detail_task = task.id
         oracles = self.session.records.oracles
-        issue.update(issue_view(task))
+        issue.update(issue_head(task))
+        text.update(inert(task.statement or ""))
+        note.update(Text(inert(task.statement_note or ""), style="dim"))
         tests.update(tests_view(task, oracles.oracles.get(task.id) if oracles else None))
         if task.fix_commit in self._fixes:
             fix.update(self._fix_view(task.fix_commit))
@@ -322,6 +343,11 @@ class TasksScreen(BoutScreen):
         task = self._find_task(self._detail_task)
         if task is not None and task.fix_commit == message.commit:
             self.query_one("#task-fix", Static).update(self._fix_view(message.commit))
+
+    def action_next_tab(self) -> None:
+        tabs = self.query_one("#task-detail", TabbedContent)
+        panes = [pane.id for pane in tabs.query(TabPane) if pane.id is not None]
+        tabs.active = panes[(panes.index(tabs.active) + 1) % len(panes)]
 
     # --- decisions -----------------------------------------------------------------------
 

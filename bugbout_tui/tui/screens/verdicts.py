@@ -97,7 +97,7 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
         Text.assemble(
             ("step 1 · reproductions", "bold"),
             f": {look.plural(count, 'test')} by {look.plural(len(reps), 'author')} "
-            "fail on the unfixed code",
+            f"{look.verb(count, 'fails', 'fail')} on the unfixed code",
         ),
         expand=True,
     )
@@ -152,10 +152,16 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
         cells = node.add(Text.assemble(("cells behind this decision", "bold"),
                                        f": {len(assessment.cells)}"))  # fmt: skip
         _add_cells(cells, assessment.cells)
+    step = 3
+    if verdict.decided_by is not None:
+        root.add_leaf(
+            Text.assemble(("step 3 · the pick", "bold"), ": ", inert_line(verdict.decided_by))
+        )
+        step = 4
     scored = [(a.patch, records.resolution(verdict.task, a.patch)) for a in verdict.assessments]
     if any(resolution is not None for _, resolution in scored):
         truth = root.add(
-            Text.assemble(("step 3 · the maintainers' hidden tests", "bold"),
+            Text.assemble((f"step {step} · the maintainers' hidden tests", "bold"),
                           ": whether each patch really fixed the bug"),
             expand=True,
         )  # fmt: skip
@@ -217,7 +223,7 @@ class VerdictsScreen(BoutScreen):
                 marker = "▸ " if policy == self.policy else "  "
                 style = "bold reverse" if policy == self.policy else "bold"
                 table.add_column(Text(f"{marker}{policy}", style=style), key=policy)
-            for task in sorted(records.verdicts):
+            for task in sorted(records.verdicts, key=look.task_order):
                 verdicts = records.verdicts[task]
                 table.add_row(
                     Text(inert_line(task), style="bold"),
@@ -226,7 +232,11 @@ class VerdictsScreen(BoutScreen):
                 )
             if keep in records.verdicts:
                 table.move_cursor(row=table.get_row_index(keep))
-        self._task_id = keep if keep in records.verdicts else (min(records.verdicts, default=None))
+        self._task_id = (
+            keep
+            if keep in records.verdicts
+            else min(records.verdicts, default=None, key=look.task_order)
+        )
         self._show_trail()
 
     def _show_bar(self) -> None:
