@@ -156,7 +156,8 @@ class AttemptScreen(BoutScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss", "Back", id="back"),
-        Binding("r", "reload", "Reload logs", id="reload-logs"),
+        Binding("l", "reload", "Reload logs", id="reload-logs",
+                tooltip="Read the attempt's log files again"),
     ]
 
     class FilesRead(Message):
