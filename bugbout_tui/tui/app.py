@@ -302,8 +302,15 @@ class BugboutApp(App[int]):
     def confirm_start(self, *, retry_failed: bool = False) -> None:
         """Start the engine once the user says so: a start may spend the agents' quota,
         so one stray key never does. A start that cannot go (edits not saved, a
-        bugbout.toml with problems) is refused at once, with its reason, unasked."""
-        if self.has_unsaved_changes or self.project is None:
+        bugbout.toml with problems, a bout already running or followed) is refused at
+        once, with its reason, unasked."""
+        session = self.session
+        if (
+            self.has_unsaved_changes
+            or self.project is None
+            or session.engine_running
+            or session.watching
+        ):
             self.start_bout(retry_failed=retry_failed)
             return
         if retry_failed:

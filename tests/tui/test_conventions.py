@@ -149,7 +149,8 @@ def test_every_key_means_one_thing_on_every_screen() -> None:
     clashes = {
         key: {action: sorted(places) for action, places in actions.items()}
         for key, actions in meanings.items()
-        if len(actions) > 1 and frozenset(actions) not in TOGGLES
+        if len(actions) > 1
+        and frozenset(actions) not in TOGGLES
         and any(where.startswith("bugbout_tui.") for places in actions.values() for where in places)
     }
     assert not clashes, f"keys with more than one meaning: {clashes}"

@@ -158,7 +158,7 @@ class AttemptScreen(BoutScreen):
         Binding("escape", "dismiss", "Back", id="back"),
         Binding("l", "reload", "Reload logs", id="reload-logs",
                 tooltip="Read the attempt's log files again"),
-    ]
+    ]  # fmt: skip
 
     class FilesRead(Message):
         def __init__(self, files: AttemptFiles) -> None:
