@@ -17,14 +17,18 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.theme import Theme
 from textual.widgets import HelpPanel
 from textual.worker import Worker
 
 from bugbout_tui.core.config import CONFIG_NAME
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.events import Stage
+from bugbout_tui.core.look import plural
+from bugbout_tui.core.preferences import Preferences, load_preferences, save_preferences
 from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.engine.project import Project
+from bugbout_tui.engine.race import RETRYABLE
 from bugbout_tui.engine.state import BoutState
 from bugbout_tui.report import Report
 from bugbout_tui.tui.collector import Collector
@@ -39,7 +43,7 @@ from bugbout_tui.tui.screens.report import ReportScreen
 from bugbout_tui.tui.screens.tasks import TasksScreen
 from bugbout_tui.tui.screens.verdicts import VerdictsScreen
 from bugbout_tui.tui.session import RECORDS_INTERVAL, Clock, Session, utc_now
-from bugbout_tui.tui.widgets.dialogs import Choice, unsaved_changes
+from bugbout_tui.tui.widgets.dialogs import Choice, confirmation, unsaved_changes
 from bugbout_tui.tui.widgets.status import MODES as MODE_INFO
 
 TICK = 0.1
@@ -103,6 +107,7 @@ class BugboutApp(App[int]):
         self._collector = Collector()
         self._quitting = False
         self._last_second = -1
+        self._preferences = Preferences()
 
     # --- the session, as whoever holds the app reads it --------------------------------
 
@@ -137,6 +142,7 @@ class BugboutApp(App[int]):
 
     def on_mount(self) -> None:
         self._collector.take_over()
+        self._apply_preferences()
         self.set_interval(TICK, self.tick, name="tick")
         self.set_interval(RECORDS_INTERVAL, self.session.reload_if_stale, name="records")
         if not self.session.config_path.exists():
@@ -152,6 +158,24 @@ class BugboutApp(App[int]):
             )
             return
         self._open()
+
+    def _apply_preferences(self) -> None:
+        """Put back the theme chosen before; from then on every change is remembered."""
+        self._preferences, problem = load_preferences()
+        if problem is not None:
+            self.notify(problem, severity="warning", markup=False)
+        theme = self._preferences.theme
+        if theme is not None and theme in self.available_themes:
+            self.theme = theme
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, theme: Theme) -> None:
+        if theme.name == self._preferences.theme:
+            return
+        self._preferences = self._preferences.model_copy(update={"theme": theme.name})
+        problem = save_preferences(self._preferences)
+        if problem is not None:
+            self.notify(problem, severity="warning", markup=False)
 
     def _answered_init(self, answer: str | None) -> None:
         if answer == "write":
@@ -263,10 +287,63 @@ class BugboutApp(App[int]):
         return True
 
     def action_start(self) -> None:
-        self.start_bout()
+        self.confirm_start()
 
     def action_stop(self) -> None:
-        self.session.stop_bout()
+        question = confirmation(
+            "Stop the bout?",
+            "Every running agent is killed. Finished attempts are kept, and the next start "
+            "carries on from there; attempts in flight run again.",
+            ("stop", "Stop the bout"),
+            "Keep running",
+        )
+        self._ask_then(question, "stop", self.session.stop_bout)
+
+    def confirm_start(self, *, retry_failed: bool = False) -> None:
+        """Start the engine once the user says so: a start may spend the agents' quota,
+        so one stray key never does. A start that cannot go (edits not saved, a
+        bugbout.toml with problems, a bout already running or followed) is refused at
+        once, with its reason, unasked."""
+        session = self.session
+        if (
+            self.has_unsaved_changes
+            or self.project is None
+            or session.engine_running
+            or session.watching
+        ):
+            self.start_bout(retry_failed=retry_failed)
+            return
+        if retry_failed:
+            failed = sum(1 for view in self.state.attempts.values() if view.phase in RETRYABLE)
+            which = "the attempts" if not failed else plural(failed, "attempt")
+            question = confirmation(
+                "Retry the failed attempts?",
+                f"The bout starts again, and {which} that crashed, timed out or hit a quota "
+                "run again, spending their agents' quota.",
+                ("start", "Retry them"),
+                "Not now",
+            )
+        else:
+            question = confirmation(
+                "Start the bout?",
+                "bugbout carries on from what the store holds: agents run on every task "
+                "still to race, spending their plans' quota.",
+                ("start", "Start"),
+                "Not now",
+            )
+        self._ask_then(question, "start", lambda: self.start_bout(retry_failed=retry_failed))
+
+    def _ask_then(self, question: Choice, yes: str, then: Callable[[], object]) -> None:
+        """Ask `question`; on the answer `yes`, do `then`. The app's keys still reach it
+        over a question, so while one is open another is not stacked on it."""
+        if isinstance(self.screen, Choice):
+            return
+
+        def answered(answer: str | None) -> None:
+            if answer == yes:
+                then()
+
+        self.push_screen(question, answered)
 
     def action_goto(self, mode: str) -> None:
         """Switch screens; edits not yet saved are asked about first."""
@@ -300,6 +377,19 @@ class BugboutApp(App[int]):
         self._leave_then(self._quit)
 
     def _quit(self) -> None:
+        if self.session.engine is None:
+            self.exit(0)
+            return
+        question = confirmation(
+            "Stop the bout and quit?",
+            "The bout is running: quitting kills every running agent. Finished attempts "
+            "are kept, and the next start carries on from there.",
+            ("quit", "Stop and quit"),
+            "Keep running",
+        )
+        self._ask_then(question, "quit", self._stop_and_quit)
+
+    def _stop_and_quit(self) -> None:
         if self.session.engine is None:
             self.exit(0)
             return

@@ -2,6 +2,8 @@
 
 The list is read from the bindings active where the palette was opened, so a screen's
 actions appear there the moment they have a key, and never when they are disabled.
+Moving a cursor (arrows, pages, first and last) is what keys are for, not a command: the
+palette leaves those out, as it does the command palette's own key.
 """
 
 from __future__ import annotations
@@ -11,6 +13,11 @@ from dataclasses import dataclass
 from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+NAVIGATION_KEYS = frozenset(
+    {"up", "down", "left", "right", "pageup", "pagedown", "home", "end", "shift+tab"}
+)
+"""Keys that move a cursor or the focus; their bindings are not listed."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,8 @@ class ActionsProvider(Provider):
         seen: set[str] = set()
         for node, binding, enabled, tooltip in self.screen.active_bindings.values():
             if not enabled or not binding.description or binding.action in seen:
+                continue
+            if binding.key in NAVIGATION_KEYS or binding.action == "command_palette":
                 continue
             seen.add(binding.action)
             text = binding.description

@@ -1,4 +1,5 @@
-"""Fixtures for the app's tests: an isolated BUGBOUT_HOME and the calc project."""
+"""Fixtures for the app's tests: an isolated BUGBOUT_HOME and config directory, and the
+calc project."""
 
 from __future__ import annotations
 
@@ -12,6 +13,15 @@ from tuiproject import build_project
 def isolated_home(home: Path) -> Path:
     """Every app test gets its own `BUGBOUT_HOME` (the `home` of tests/conftest.py)."""
     return home
+
+
+@pytest.fixture(autouse=True)
+def preferences_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every app test keeps its preferences (the theme) in its own config directory, so
+    none reads or writes the user's."""
+    path = tmp_path / "config-home"
+    monkeypatch.setenv("BUGBOUT_CONFIG_HOME", str(path))
+    return path
 
 
 @pytest.fixture

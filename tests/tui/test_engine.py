@@ -41,7 +41,7 @@ async def test_stopping_the_engine_kills_the_agent_starting_again_resumes_and_c_
     app = calc_app(project)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("3", "s")
+        await pilot.press("3", "s", "enter")  # enter: yes, start
         await until(pilot, lambda: phase(app, "calc-1/hang") == "running", "the start", 60)
         await until(pilot, lambda: bool(alive(token)), "the agent's helper", 30)
         screen = app.screen
@@ -53,12 +53,12 @@ async def test_stopping_the_engine_kills_the_agent_starting_again_resumes_and_c_
             "the counts to show it",
             5,
         )
-        await pilot.press("s")
+        await pilot.press("s", "enter")
         await until(pilot, lambda: app.engine is None, "the engine to stop", 30)
         await until(pilot, lambda: app.state.outcome == "stopped", "the last event", 5)
         await until(pilot, lambda: not alive(token), "the agent to die", 10)
 
-        await pilot.press("s")
+        await pilot.press("s", "enter")
         await until(pilot, lambda: phase(app, "calc-1/hang") == "running", "a restart", 60)
         await until(pilot, lambda: bool(alive(token)), "the helper again", 30)
         await until(pilot, lambda: screen._highlighted() == "calc-1/hang",

@@ -26,7 +26,7 @@ async def stopped_with(project: Path) -> Notification:
     app = calc_app(project)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("3", "s")
+        await pilot.press("3", "s", "enter")
         await until(pilot, lambda: bool(errors(app)), "the bout to stop", 120)
         await until(pilot, lambda: app.engine is None, "the engine to end", 10)
         found.extend(errors(app))

@@ -185,7 +185,7 @@ async def test_agents_show_whether_their_program_is_found_and_can_be_added(calc:
         await press_and_settle(pilot, "enter")
         assert config_row(screen, "contestants[0]")[2].startswith("✓ found")
 
-        await press_and_settle(pilot, "n")
+        await press_and_settle(pilot, "n", "enter")  # the question's first answer: a contestant
         assert config_row(screen, "contestants[4]")[1] == "claude-code"
         await edit_key(pilot, screen, "contestants[4].model", "sonnet")
         await press_and_settle(pilot, "enter", "ctrl+s")
@@ -195,7 +195,7 @@ async def test_agents_show_whether_their_program_is_found_and_can_be_added(calc:
         assert 'command = ["python3", "{prompt_file}"]' in text
 
         screen.table.move_cursor(row=screen.table.get_row_index("examiners[0].quota"))
-        await press_and_settle(pilot, "d", "ctrl+s")
+        await press_and_settle(pilot, "delete", "ctrl+s")
         assert "[[examiners]]" not in config.read_text()
         assert comments(config.read_text())[:3] == comments(CONFIG)[:3]
 

@@ -59,6 +59,18 @@ class Terminal:
                 raise AssertionError(f"{texts!r} never appeared; the screen shows:\n{screen}")
             time.sleep(0.2)
 
+    def wait_for_one_of(self, *texts: str, timeout: float) -> str:
+        """The first of `texts` the screen shows."""
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.screen()
+            for text in texts:
+                if text in screen:
+                    return text
+            if time.monotonic() > deadline:
+                raise AssertionError(f"none of {texts!r} appeared; the screen shows:\n{screen}")
+            time.sleep(0.2)
+
     def close(self) -> None:
         subprocess.run(["tmux", "kill-session", "-t", self.name], check=False)
 
@@ -106,5 +118,9 @@ def test_the_demo_runs_live_and_every_screen_can_be_visited(terminal: Terminal) 
     terminal.press("Escape")
     terminal.wait_for("Retry failed", timeout=20)
     terminal.press("q")
+    # While the demo's bout still runs, quitting asks first; enter answers "Stop and quit".
+    asked = "Stop the bout and quit?"
+    if terminal.wait_for_one_of(asked, "BUGBOUT-TUI-EXITED", timeout=60) == asked:
+        terminal.press("Enter")
     ended = terminal.wait_for("BUGBOUT-TUI-EXITED", timeout=60)
     assert "BUGBOUT-TUI-EXITED 0" in ended

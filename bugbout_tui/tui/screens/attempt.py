@@ -156,8 +156,9 @@ class AttemptScreen(BoutScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss", "Back", id="back"),
-        Binding("r", "reload", "Reload logs", id="reload-logs"),
-    ]
+        Binding("l", "reload", "Reload logs", id="reload-logs",
+                tooltip="Read the attempt's log files again"),
+    ]  # fmt: skip
 
     class FilesRead(Message):
         def __init__(self, files: AttemptFiles) -> None:

@@ -42,6 +42,7 @@ from bugbout_tui.tui.config_form import (
     show_value,
 )
 from bugbout_tui.tui.screens.base import BoutScreen
+from bugbout_tui.tui.widgets.dialogs import Choice
 from bugbout_tui.tui.widgets.fields import FieldEditor
 
 _AGENT = re.compile(r"^(contestants|examiners)\[(\d+)\]")
@@ -143,11 +144,9 @@ class ConfigScreen(BoutScreen):
                 priority=True),
         Binding("ctrl+r", "revert", "Revert", id="revert", tooltip="Read bugbout.toml again",
                 priority=True, show=False),
-        Binding("n", "add_agent('contestants')", "+contestant", id="add-contestant",
-                tooltip="Add a [[contestants]] table"),
-        Binding("e", "add_agent('examiners')", "+examiner", id="add-examiner",
-                tooltip="Add an [[examiners]] table"),
-        Binding("d,delete", "remove_agent", "Remove agent", id="remove-agent",
+        Binding("n", "new_agent", "New agent", id="new-agent",
+                tooltip="Add a [[contestants]] or an [[examiners]] table"),
+        Binding("delete", "remove_agent", "Remove agent", id="remove-agent",
                 tooltip="Remove the agent the highlighted key belongs to"),
     ]  # fmt: skip
 
@@ -445,6 +444,25 @@ class ConfigScreen(BoutScreen):
                 self._check(agent)
 
     # --- agents --------------------------------------------------------------------------
+
+    def action_new_agent(self) -> None:
+        """One key adds either kind of agent: the question says which."""
+        question = Choice(
+            "New agent",
+            "Add a contestant (races on every task and writes tests) or an examiner "
+            "(only writes tests)?",
+            [
+                ("contestants", "Contestant", "primary"),
+                ("examiners", "Examiner", "default"),
+                ("cancel", "Cancel", "default"),
+            ],
+        )
+
+        def answered(answer: str | None) -> None:
+            if answer in ("contestants", "examiners"):
+                self.action_add_agent(answer)
+
+        self.app.push_screen(question, answered)
 
     def action_add_agent(self, table: str) -> None:
         document = self.document

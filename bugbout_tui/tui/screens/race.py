@@ -87,6 +87,8 @@ class RaceScreen(BoutScreen):
 
     MODE = "race"
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("tab", "focus_next", "Next lane", id="next-lane",
+                tooltip="Move the keys to the next lane"),
         Binding("c", "cancel_attempt", "Cancel attempt", id="cancel-attempt",
                 tooltip="Stop the highlighted queued or running attempt"),
         Binding("f", "retry_failed", "Retry failed", id="retry-failed",
@@ -193,4 +195,4 @@ class RaceScreen(BoutScreen):
         self.session.cancel_attempt(view.attempt)
 
     def action_retry_failed(self) -> None:
-        self.bugbout_app.start_bout(retry_failed=True)
+        self.bugbout_app.confirm_start(retry_failed=True)

@@ -87,3 +87,11 @@ def unsaved_changes(where: str) -> Choice:
             ("cancel", "Stay", "default"),
         ],
     )
+
+
+def confirmation(title: str, message: str, yes: tuple[str, str], no: str) -> Choice:
+    """A question before a key that spends quota or stops agents takes effect: `yes` is
+    the (id, label) of the button that goes ahead, which has the focus (so `enter`
+    confirms); `no` labels the one that leaves everything as it is, as `escape` does."""
+    ident, label = yes
+    return Choice(title, message, [(ident, label, "warning"), ("cancel", no, "default")])
