@@ -71,9 +71,17 @@ Cells = tuple[tuple[str, str], tuple[str, str], tuple[str, str]]
 """(text, style) of the key, value and note columns: compared to find changed cells."""
 
 
+COLUMNS = (("key", "key"), ("value", "value"), ("what it is for, or what is wrong", "note"))
+"""The form's columns: (label, key)."""
+KEY_WIDTH = 22
+"""The key column's width when there is room: `install-project` and its indent."""
+MIN_TEXT = 12
+"""Fewer cells than this, a value or a note says nothing; the table scrolls instead."""
+
+
 def _cell(text: str, style: str) -> Text:
     """A table cell; values and problems quote the file, which may come with a clone."""
-    return Text(inert_line(text), style=style)
+    return Text(inert_line(text), style=style, no_wrap=True, overflow="ellipsis")
 
 
 def problem_text(problem: ConfigProblem) -> str:
@@ -126,12 +134,37 @@ def agent_options(document: ConfigDocument, agent: Loc) -> dict[str, Any]:
 
 
 class FormTable(DataTable[Text]):
-    """The form's table; enter edits the highlighted key."""
+    """The form's table; enter edits the highlighted key.
+
+    Its columns share the table's width rather than taking a fixed one: the note says
+    what is wrong with a value, so at 80 columns it must be on screen, not scrolled off.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "select_cursor", "Edit", id="edit-key",
                 tooltip="Edit the highlighted key; it is checked as you type"),
     ]  # fmt: skip
+
+    def on_resize(self) -> None:
+        self.share_width()
+
+    def share_width(self) -> None:
+        """Key, value and note widths for the table's width: the key column as wide as
+        the longest key allows (up to KEY_WIDTH), the rest two parts value to three
+        parts note."""
+        room = self.scrollable_content_region.width
+        if not room or len(self.ordered_columns) != len(COLUMNS):
+            return
+        padding = 2 * self.cell_padding * len(COLUMNS)
+        key = min(KEY_WIDTH, max(12, room // 4))
+        rest = max(room - padding - key, 2 * MIN_TEXT)
+        value = max(MIN_TEXT, rest * 2 // 5)
+        widths = (key, value, max(MIN_TEXT, rest - value))
+        for column, width in zip(self.ordered_columns, widths, strict=True):
+            column.width, column.auto_width = width, False
+        self._require_update_dimensions = True  # the table's own way to re-measure
+        self._clear_caches()
+        self.refresh()
 
 
 class ConfigScreen(BoutScreen):
@@ -192,9 +225,9 @@ class ConfigScreen(BoutScreen):
 
     def on_mount(self) -> None:
         table = self.table
-        table.add_column("key", key="key", width=22)
-        table.add_column("value", key="value", width=36)
-        table.add_column("what it is for, or what is wrong", key="note", width=50)
+        for label, key in COLUMNS:
+            table.add_column(label, key=key, width=KEY_WIDTH)
+        table.share_width()
         self._load()
 
     @property
