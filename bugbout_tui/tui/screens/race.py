@@ -10,6 +10,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container
+from textual.message import Message
 from textual.widgets import Static
 
 from bugbout_tui.core.text import inert_line
@@ -85,6 +86,17 @@ def race_summary(state: BoutState) -> Text:
     return line
 
 
+class LaneBoard(Container):
+    """Where the lanes go. Its width, not the window's, decides how they are laid out:
+    the keys panel (?) takes a part of the window."""
+
+    class Resized(Message):
+        """The board's size changed: lay the lanes out again."""
+
+    def on_resize(self) -> None:
+        self.post_message(self.Resized())
+
+
 class RaceScreen(BoutScreen):
     """One lane per quota: the running attempt and its output, the queue, the results."""
 
@@ -113,7 +125,7 @@ class RaceScreen(BoutScreen):
     def body(self) -> ComposeResult:
         yield Static(id="race-summary")
         yield Static(id="lane-switcher")
-        yield Container(id="lanes", classes="-columns")
+        yield LaneBoard(id="lanes", classes="-columns")
         yield Static(id="race-empty")
 
     def on_mount(self) -> None:
@@ -174,11 +186,15 @@ class RaceScreen(BoutScreen):
     def on_resize(self, event: events.Resize) -> None:
         self._choose_layout()
 
+    @on(LaneBoard.Resized)
+    def _board_resized(self) -> None:
+        self._choose_layout()
+
     def _choose_layout(self) -> None:
-        width = self.size.width
+        container = self.query_one("#lanes", Container)
+        width = container.size.width or self.size.width
         one_lane = 0 < width < MIN_WIDTH and len(self._lanes) > 1
         columns = one_lane or width // max(1, len(self._lanes)) >= MIN_COLUMN
-        container = self.query_one("#lanes", Container)
         container.set_class(columns, "-columns")
         container.set_class(not columns, "-rows")
         container.set_class(one_lane, "-one")
