@@ -158,3 +158,13 @@ def test_compact_chips_count_done_stages_when_none_runs() -> None:
     stages = {stage: StageView(stage, "done") for stage in STAGES[:3]}
     chips: Text = look.stage_chips(STAGES, stages, compact=True)
     assert chips.plain == "✓✓✓···· 3 of 7 stages done"
+
+
+async def test_at_80_columns_every_task_shows_its_status(calc: Path) -> None:
+    app = calc_app(calc)
+    async with app.run_test(size=SMALLEST) as pilot:
+        await settle(pilot)
+        lines = screen_lines(app)
+    rows = {line.split()[0]: line for line in lines if line.strip().startswith("calc-")}
+    assert "will race" in rows["calc-1"] and "will race" in rows["calc-2"], rows
+    assert "not scored:" in rows["calc-3"], rows

@@ -42,6 +42,7 @@ from bugbout_tui.tui.config_form import (
     show_value,
 )
 from bugbout_tui.tui.screens.base import BoutScreen
+from bugbout_tui.tui.widgets.columns import Column, add_columns, fit_columns
 from bugbout_tui.tui.widgets.fields import FieldEditor
 
 _AGENT = re.compile(r"^(contestants|examiners)\[(\d+)\]")
@@ -71,12 +72,13 @@ Cells = tuple[tuple[str, str], tuple[str, str], tuple[str, str]]
 """(text, style) of the key, value and note columns: compared to find changed cells."""
 
 
-COLUMNS = (("key", "key"), ("value", "value"), ("what it is for, or what is wrong", "note"))
-"""The form's columns: (label, key)."""
-KEY_WIDTH = 22
-"""The key column's width when there is room: `install-project` and its indent."""
-MIN_TEXT = 12
-"""Fewer cells than this, a value or a note says nothing; the table scrolls instead."""
+COLUMNS = (
+    Column("key", "key", 20),
+    Column("value", "value", 80, share=2),
+    Column("note", "what it is for, or what is wrong", 120, share=3),
+)
+"""The form's columns: the key as wide as `install-project` and its indent needs, the
+value and the note sharing the rest."""
 
 
 def _cell(text: str, style: str) -> Text:
@@ -146,25 +148,7 @@ class FormTable(DataTable[Text]):
     ]  # fmt: skip
 
     def on_resize(self) -> None:
-        self.share_width()
-
-    def share_width(self) -> None:
-        """Key, value and note widths for the table's width: the key column as wide as
-        the longest key allows (up to KEY_WIDTH), the rest two parts value to three
-        parts note."""
-        room = self.scrollable_content_region.width
-        if not room or len(self.ordered_columns) != len(COLUMNS):
-            return
-        padding = 2 * self.cell_padding * len(COLUMNS)
-        key = min(KEY_WIDTH, max(12, room // 4))
-        rest = max(room - padding - key, 2 * MIN_TEXT)
-        value = max(MIN_TEXT, rest * 2 // 5)
-        widths = (key, value, max(MIN_TEXT, rest - value))
-        for column, width in zip(self.ordered_columns, widths, strict=True):
-            column.width, column.auto_width = width, False
-        self._require_update_dimensions = True  # the table's own way to re-measure
-        self._clear_caches()
-        self.refresh()
+        fit_columns(self, COLUMNS)
 
 
 class ConfigScreen(BoutScreen):
@@ -225,9 +209,7 @@ class ConfigScreen(BoutScreen):
 
     def on_mount(self) -> None:
         table = self.table
-        for label, key in COLUMNS:
-            table.add_column(label, key=key, width=KEY_WIDTH)
-        table.share_width()
+        add_columns(table, COLUMNS)
         self._load()
 
     @property
