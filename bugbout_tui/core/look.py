@@ -131,18 +131,36 @@ class ShownStage(Protocol):
     def total(self) -> int | None: ...
 
 
-def stage_chips(planned: Sequence[Stage], stages: Mapping[Stage, ShownStage]) -> Text:
-    """Each planned stage as done, running (with its progress) or still to come."""
+def stage_chips(
+    planned: Sequence[Stage], stages: Mapping[Stage, ShownStage], *, compact: bool = False
+) -> Text:
+    """Each planned stage as done, running (with its progress) or still to come.
+
+    `compact` is for a narrow header: every stage keeps its symbol, in order, but only a
+    running stage keeps its name, which is the one a reader looks for; when none runs,
+    a count of the done stages stands in for the names.
+    """
     chips = Text()
+    running = False
     for index, stage in enumerate(planned):
-        if index:
-            chips.append(" ")
         view = stages.get(stage)
         shown = STAGE_STATES["planned" if view is None else view.state]
         progress = ""
         if view is not None and view.state == "running" and view.total:
             progress = f" {view.done}/{view.total}"
-        chips.append(f"{shown.glyph} {stage}{progress}", style=shown.style)
+        if not compact:
+            if index:
+                chips.append(" ")
+            chips.append(f"{shown.glyph} {stage}{progress}", style=shown.style)
+        elif view is not None and view.state == "running":
+            running = True
+            chips.append(f"{shown.glyph} {stage}{progress} ", style=shown.style)
+        else:
+            chips.append(shown.glyph, style=shown.style)
+    if compact and not running and planned:
+        done = sum(1 for stage in planned if (v := stages.get(stage)) and v.state == "done")
+        chips.append(f" {done} of {plural(len(planned), 'stage')} done", style="dim")
+    chips.rstrip()
     return chips
 
 

@@ -1,4 +1,5 @@
-"""Every screen as a person sees it at 120 × 40, from the calc project and a recorded run.
+"""Every screen as a person sees it, from the calc project and a recorded run: at 80 × 24,
+the smallest size the app is made for, where nothing essential may be cut, and at 160 × 45.
 
 Regenerate after a deliberate change with `pytest tests/tui/test_snapshots.py
 --snapshot-update`, and look at the report pytest writes when one differs.
@@ -17,7 +18,10 @@ from tuiproject import EVENTS
 
 from bugbout_tui.tui.screens.race import RaceScreen
 
-SIZE = (120, 40)
+SIZES = {"80x24": (80, 24), "160x45": (160, 45)}
+"""The smallest supported size, and a large one."""
+
+sizes = pytest.mark.parametrize("size", list(SIZES))
 
 Compare = Callable[..., bool]
 
@@ -45,13 +49,15 @@ SCREENS = {
 """Each screen and the keys that reach it from the start (the Tasks screen)."""
 
 
+@sizes
 @pytest.mark.parametrize("name", list(SCREENS))
-def test_screen(snap_compare: Compare, calc: Path, name: str) -> None:
+def test_screen(snap_compare: Compare, calc: Path, name: str, size: str) -> None:
     run_before = keys(*SCREENS[name])
-    assert snap_compare(calc_app(calc), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(calc_app(calc), terminal_size=SIZES[size], run_before=run_before)
 
 
-def test_attempt_detail(snap_compare: Compare, calc: Path) -> None:
+@sizes
+def test_attempt_detail(snap_compare: Compare, calc: Path, size: str) -> None:
     async def run_before(pilot: Pilot[int]) -> None:
         await settle(pilot)
         await press_and_settle(pilot, "3")
@@ -61,15 +67,17 @@ def test_attempt_detail(snap_compare: Compare, calc: Path) -> None:
         lane.attempts.highlight("calc-1/careful")
         await press_and_settle(pilot, "enter", "right")
 
-    assert snap_compare(calc_app(calc), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(calc_app(calc), terminal_size=SIZES[size], run_before=run_before)
 
 
-def test_race_in_progress(snap_compare: Compare, calc: Path) -> None:
+@sizes
+def test_race_in_progress(snap_compare: Compare, calc: Path, size: str) -> None:
     shutil.copyfile(EVENTS / "race-midway.jsonl", calc / ".bugbout" / "events.jsonl")
-    assert snap_compare(calc_app(calc), terminal_size=SIZE, run_before=keys("3"))
+    assert snap_compare(calc_app(calc), terminal_size=SIZES[size], run_before=keys("3"))
 
 
-def test_config_with_a_problem_beside_its_key(snap_compare: Compare, calc: Path) -> None:
+@sizes
+def test_config_with_a_problem_beside_its_key(snap_compare: Compare, calc: Path, size: str) -> None:
     async def run_before(pilot: Pilot[int]) -> None:
         await settle(pilot)
         await press_and_settle(pilot, "1")
@@ -77,12 +85,13 @@ def test_config_with_a_problem_beside_its_key(snap_compare: Compare, calc: Path)
         table.move_cursor(row=table.get_row_index("run.timeout"))  # type: ignore[attr-defined]
         await press_and_settle(pilot, "enter", "ctrl+u", "s", "o", "o", "n")
 
-    assert snap_compare(calc_app(calc), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(calc_app(calc), terminal_size=SIZES[size], run_before=run_before)
 
 
-def test_unsaved_changes_question(snap_compare: Compare, calc: Path) -> None:
+@sizes
+def test_unsaved_changes_question(snap_compare: Compare, calc: Path, size: str) -> None:
     async def run_before(pilot: Pilot[int]) -> None:
         await settle(pilot)
         await press_and_settle(pilot, "1", "down", "enter", "x", "enter", "2")
 
-    assert snap_compare(calc_app(calc), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(calc_app(calc), terminal_size=SIZES[size], run_before=run_before)

@@ -12,12 +12,11 @@ from typing import TYPE_CHECKING, cast
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from bugbout_tui.core import look
 from bugbout_tui.core.events import STAGES
 from bugbout_tui.tui.session import Session
-from bugbout_tui.tui.widgets.status import EngineStatus, StatusHeader
+from bugbout_tui.tui.widgets.status import BoutFooter, EngineStatus, StatusHeader
 
 if TYPE_CHECKING:
     from bugbout_tui.tui.app import BugboutApp
@@ -70,7 +69,7 @@ class BoutScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield StatusHeader()
         yield from self.body()
-        yield Footer(compact=True)
+        yield BoutFooter()
 
     def body(self) -> ComposeResult:
         """The screen's own widgets, between header and footer."""
@@ -113,13 +112,15 @@ class BoutScreen(Screen[None]):
             note = Text(f"⚠ {look.plural(len(state.errors), 'error')}", style="bold red")
         if session.watching:
             note = Text.assemble(note or "", ("  read-only", "dim"))
+        planned = state.planned or list(STAGES)
         for header in self.query(StatusHeader):
             header.show(
                 session.project_dir.name,
                 engine_status(session),
-                look.stage_chips(state.planned or list(STAGES), state.stages),
+                look.stage_chips(planned, state.stages),
                 self.MODE or self.app.current_mode,
                 note,
+                compact_chips=look.stage_chips(planned, state.stages, compact=True),
             )
 
     def show_records(self) -> None:

@@ -42,6 +42,7 @@ from bugbout_tui.tui.config_form import (
     show_value,
 )
 from bugbout_tui.tui.screens.base import BoutScreen
+from bugbout_tui.tui.widgets.columns import Column, add_columns, fit_columns
 from bugbout_tui.tui.widgets.dialogs import Choice
 from bugbout_tui.tui.widgets.fields import FieldEditor
 
@@ -72,9 +73,18 @@ Cells = tuple[tuple[str, str], tuple[str, str], tuple[str, str]]
 """(text, style) of the key, value and note columns: compared to find changed cells."""
 
 
+COLUMNS = (
+    Column("key", "key", 20),
+    Column("value", "value", 80, share=2),
+    Column("note", "what it is for, or what is wrong", 120, share=3),
+)
+"""The form's columns: the key as wide as `install-project` and its indent needs, the
+value and the note sharing the rest."""
+
+
 def _cell(text: str, style: str) -> Text:
     """A table cell; values and problems quote the file, which may come with a clone."""
-    return Text(inert_line(text), style=style)
+    return Text(inert_line(text), style=style, no_wrap=True, overflow="ellipsis")
 
 
 def problem_text(problem: ConfigProblem) -> str:
@@ -127,12 +137,19 @@ def agent_options(document: ConfigDocument, agent: Loc) -> dict[str, Any]:
 
 
 class FormTable(DataTable[Text]):
-    """The form's table; enter edits the highlighted key."""
+    """The form's table; enter edits the highlighted key.
+
+    Its columns share the table's width rather than taking a fixed one: the note says
+    what is wrong with a value, so at 80 columns it must be on screen, not scrolled off.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "select_cursor", "Edit", id="edit-key",
                 tooltip="Edit the highlighted key; it is checked as you type"),
     ]  # fmt: skip
+
+    def on_resize(self) -> None:
+        fit_columns(self, COLUMNS)
 
 
 class ConfigScreen(BoutScreen):
@@ -191,9 +208,7 @@ class ConfigScreen(BoutScreen):
 
     def on_mount(self) -> None:
         table = self.table
-        table.add_column("key", key="key", width=22)
-        table.add_column("value", key="value", width=36)
-        table.add_column("what it is for, or what is wrong", key="note", width=50)
+        add_columns(table, COLUMNS)
         self._load()
 
     @property

@@ -10,6 +10,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container
+from textual.message import Message
 from textual.widgets import Static
 
 from bugbout_tui.core.text import inert_line
@@ -22,6 +23,9 @@ from bugbout_tui.tui.widgets.pick_list import PickList
 
 MIN_COLUMN = 40
 """Narrower than this per lane, lanes are stacked as rows instead of columns."""
+MIN_WIDTH = 80
+"""The smallest width that shows every lane at once; below it one lane fills the board
+and `[` `]` switch between them (a lane in a few columns shows nothing readable)."""
 LANES_PER_TICK = 2
 """Lanes mounted in one tick: laying out eight new lanes at once took a frame of its own
 of over 100 ms; two at a time, the board fills in a few tenths of a second instead."""
@@ -82,6 +86,17 @@ def race_summary(state: BoutState) -> Text:
     return line
 
 
+class LaneBoard(Container):
+    """Where the lanes go. Its width, not the window's, decides how they are laid out:
+    the keys panel (?) takes a part of the window."""
+
+    class Resized(Message):
+        """The board's size changed: lay the lanes out again."""
+
+    def on_resize(self) -> None:
+        self.post_message(self.Resized())
+
+
 class RaceScreen(BoutScreen):
     """One lane per quota: the running attempt and its output, the queue, the results."""
 
@@ -93,17 +108,26 @@ class RaceScreen(BoutScreen):
                 tooltip="Stop the highlighted queued or running attempt"),
         Binding("f", "retry_failed", "Retry failed", id="retry-failed",
                 tooltip="Start again; attempts that crashed, timed out or hit a quota rerun"),
+        Binding("left_square_bracket", "show_lane(-1)", "Prev lane", id="previous-lane",
+                tooltip="Show the previous lane (the window is too narrow for all)"),
+        Binding("right_square_bracket", "show_lane(1)", "Next lane", id="next-lane",
+                tooltip="Show the next lane (the window is too narrow for all)"),
     ]  # fmt: skip
 
     def __init__(self) -> None:
         super().__init__()
         self._lanes: dict[str, LaneBox] = {}
+        self._one_lane = False
+        """The window is too narrow for every lane: one is shown at a time."""
+        self._shown_lane = 0
+        """Which lane is shown when only one is (its index in the board's order)."""
         self._counted = 0.0
         """When the heads and lists were last redrawn (a monotonic time)."""
 
     def body(self) -> ComposeResult:
         yield Static(id="race-summary")
-        yield Container(id="lanes", classes="-columns")
+        yield Static(id="lane-switcher")
+        yield LaneBoard(id="lanes", classes="-columns")
         yield Static(id="race-empty")
 
     def on_mount(self) -> None:
@@ -153,7 +177,10 @@ class RaceScreen(BoutScreen):
         restart replaces the lanes, and focus goes with the old ones)."""
         if (self.focused is not None and self.focused.is_attached) or self.app.screen is not self:
             return
-        for box in self._lanes.values():
+        boxes = list(self._lanes.values())
+        if self._one_lane and boxes:
+            boxes = [boxes[self._shown_lane % len(boxes)]]
+        for box in boxes:
             if box.is_mounted:
                 box.attempts.focus()
                 return
@@ -161,11 +188,53 @@ class RaceScreen(BoutScreen):
     def on_resize(self, event: events.Resize) -> None:
         self._choose_layout()
 
+    @on(LaneBoard.Resized)
+    def _board_resized(self) -> None:
+        self._choose_layout()
+
     def _choose_layout(self) -> None:
-        columns = self.size.width // max(1, len(self._lanes)) >= MIN_COLUMN
         container = self.query_one("#lanes", Container)
+        width = container.size.width or self.size.width
+        one_lane = 0 < width < MIN_WIDTH and len(self._lanes) > 1
+        columns = one_lane or width // max(1, len(self._lanes)) >= MIN_COLUMN
         container.set_class(columns, "-columns")
         container.set_class(not columns, "-rows")
+        container.set_class(one_lane, "-one")
+        if one_lane != self._one_lane:
+            self._one_lane = one_lane
+            self.refresh_bindings()
+        self._show_one_lane()
+
+    def _show_one_lane(self) -> None:
+        """Mark the lane shown when only one fits, and say which it is and how to switch."""
+        boxes = list(self._lanes.values())
+        switcher = self.query_one("#lane-switcher", Static)
+        switcher.display = self._one_lane
+        if not boxes:
+            return
+        self._shown_lane %= len(boxes)
+        for index, box in enumerate(boxes):
+            box.set_class(index == self._shown_lane, "-shown")
+        if self._one_lane:
+            shown = boxes[self._shown_lane]
+            switcher.update(Text.assemble(
+                (f"lane {self._shown_lane + 1} of {len(boxes)}", "bold"),
+                (f" · {inert_line(shown.quota)}", "bold"),
+                ("   ] next · [ previous", "dim"),
+            ))  # fmt: skip
+            focused = self._focused_lane()
+            if focused is not None and focused is not shown:
+                shown.attempts.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The lane switch is there only while one lane is shown at a time."""
+        if action == "show_lane":
+            return self._one_lane
+        return super().check_action(action, parameters)
+
+    def action_show_lane(self, step: int) -> None:
+        self._shown_lane += step
+        self._show_one_lane()
 
     def _focused_lane(self) -> LaneBox | None:
         focused = self.focused

@@ -35,13 +35,30 @@ from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.show_commit import show_commit
 from bugbout_tui.tui.screens.base import BoutScreen
+from bugbout_tui.tui.widgets.columns import Column, add_columns, fit_columns
 
-COLUMNS = (("sel", "", 1), ("id", "task", 14), ("issue", "issue", 6), ("title", "title", 44),
-           ("status", "status", 34), ("f2p", "fail→pass", 9))  # fmt: skip
-"""(key, heading, width) of the task table."""
+COLUMNS = (
+    Column("sel", "", 1),
+    Column("id", "task", 14),
+    Column("issue", "issue", 6),
+    Column("title", "title", 60, share=1),
+    Column("status", "status", 34, share=1),
+    Column("f2p", "fail→pass", 9),
+)
+"""The task table's columns: the title and the status share what the others leave (the
+issue tab below shows the whole title, the status starts with what matters)."""
 
 
 Row = tuple[tuple[str, str], ...]
+
+
+class TaskTable(DataTable[Text]):
+    """The mined tasks, one a row; its columns fit its width."""
+
+    def on_resize(self) -> None:
+        fit_columns(self, COLUMNS)
+
+
 """A table row as (text, style) per column: compared to find the cells that changed."""
 
 
@@ -189,7 +206,7 @@ class TasksScreen(BoutScreen):
 
     def body(self) -> ComposeResult:
         with Vertical(id="tasks-top"):
-            yield DataTable(id="tasks-table", cursor_type="row", zebra_stripes=True)
+            yield TaskTable(id="tasks-table", cursor_type="row", zebra_stripes=True)
             yield Static(id="tasks-funnel")
         with TabbedContent(id="task-detail"):
             with TabPane("Issue", id="tab-issue"), VerticalScroll():
@@ -203,9 +220,7 @@ class TasksScreen(BoutScreen):
                 yield Static(id="task-tests")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for key, heading, width in COLUMNS:
-            table.add_column(heading, key=key, width=width)
+        add_columns(self.table, COLUMNS)
 
     @property
     def table(self) -> DataTable[Text]:
@@ -275,9 +290,9 @@ class TasksScreen(BoutScreen):
                     old = self._rows[key]
                     if row == old:
                         continue
-                    for (column, _, _), new, was in zip(COLUMNS, row, old, strict=True):
+                    for column, new, was in zip(COLUMNS, row, old, strict=True):
                         if new != was:
-                            table.update_cell(key, column, cell_text(new))
+                            table.update_cell(key, column.key, cell_text(new))
         self._rows = rows
 
     def _highlighted(self) -> str | None:

@@ -220,9 +220,13 @@ class VerdictsScreen(BoutScreen):
             table.clear(columns=True)
             table.add_column("task", key="task")
             for policy in POLICIES:
-                marker = "▸ " if policy == self.policy else "  "
-                style = "bold reverse" if policy == self.policy else "bold"
-                table.add_column(Text(f"{marker}{policy}", style=style), key=policy)
+                # The current policy's mark follows its name: a header starts where
+                # its column's values start.
+                current = policy == self.policy
+                label = Text(policy, style="bold reverse" if current else "bold")
+                if current:
+                    label.append(" ◂", style="bold")
+                table.add_column(label, key=policy)
             for task in sorted(records.verdicts, key=look.task_order):
                 verdicts = records.verdicts[task]
                 table.add_row(

@@ -12,6 +12,7 @@ import re
 from datetime import datetime
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -63,6 +64,22 @@ def attempt_row(view: AttemptView, now: datetime, ended: bool = False) -> Text:
     return line
 
 
+def lane_counts(quota: str, lane: LaneView, capacity: int, width: int) -> Text:
+    """The lane's name and counts in `width` cells if a shorter wording fits: the counts
+    are what a narrow lane must not lose, the capacity (from the config) goes first."""
+    running, queued, done = len(lane.running), len(lane.queued), len(lane.finished)
+    wordings = (
+        f"  {capacity} at a time · {running} running · {queued} queued · {done} done",
+        f"  {running} running · {queued} queued · {done} done",
+        f"  {running} run · {queued} wait · {done} done",
+    )
+    name = inert_line(quota)
+    for counts in wordings:
+        if not width or cell_len(name) + cell_len(counts) <= width:
+            break
+    return Text.assemble((name, "bold"), (counts, "dim"))
+
+
 class LaneList(PickList):
     """A lane's attempts; enter opens the highlighted one."""
 
@@ -98,6 +115,8 @@ class LaneBox(Container):
         self._log_attempt: str | None = None
         self._log_seen = 0
         self._drawn = False
+        self._head_drawn_from: tuple[LaneView, list[AttemptView], int, datetime, bool] | None
+        self._head_drawn_from = None
 
     def compose(self) -> ComposeResult:
         yield Static(classes="lane-head")
@@ -141,12 +160,8 @@ class LaneBox(Container):
         now: datetime,
         ended: bool,
     ) -> None:
-        head = Text.assemble((inert_line(self.quota), "bold"), (f"  {capacity} at a time", "dim"))
-        head.append(
-            f" · {len(lane.running)} running · {len(lane.queued)} queued · "
-            f"{len(lane.finished)} done",
-            style="dim",
-        )
+        self._head_drawn_from = (lane, running, capacity, now, ended)
+        head = lane_counts(self.quota, lane, capacity, self.content_size.width)
         second: Text
         if lane.parked is not None:
             second = Text("‖ parked on a usage limit: ", style="bold magenta")
@@ -174,6 +189,12 @@ class LaneBox(Container):
             part.overflow = "ellipsis"
         # Two lines in a row of fixed height: no layout pass for the whole screen.
         self.query_one(".lane-head", Static).update(Text("\n").join([head, second]), layout=False)
+
+    def on_resize(self) -> None:
+        """The counts' wording depends on the width: a lane just laid out draws its head
+        again, as it fits."""
+        if self._head_drawn_from is not None:
+            self._show_head(*self._head_drawn_from)
 
     def _show_log(self, lane: LaneView, running: list[AttemptView], outputs: OutputBook) -> None:
         followed = running[0].attempt if running else (lane.finished[-1] if lane.finished else None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from rich.cells import cell_len
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Region
@@ -70,5 +70,16 @@ class OutputTail(Widget):
         index = y + max(0, len(self._lines) - height)
         if index >= len(self._lines):
             return Strip.blank(width, style)
-        line = self._lines[index]
-        return Strip([Segment(line, style)], cell_len(line)).crop_extend(0, width, style)
+        return Strip([Segment(fitted(self._lines[index], width), style)]).extend_cell_length(
+            width, style
+        )
+
+
+def fitted(line: str, width: int) -> str:
+    """`line` as it fits in `width` cells: a line cut short ends with `…`, so a reader
+    knows there is more (the attempt's own screen shows all of it)."""
+    if cell_len(line) <= width:
+        return line
+    if width <= 0:
+        return ""
+    return set_cell_size(line, width - 1) + "…"
