@@ -85,8 +85,8 @@ class MatrixScreen(BoutScreen):
                 tooltip="Count only tests that fail on the unfixed code"),
         Binding("d", "filter('only_disagreements')", "Only disagreements", id="only-disagree",
                 tooltip="Count only tests on which the patches disagree"),
-        Binding("left_square_bracket", "step_task(-1)", "Prev task", id="prev-task"),
-        Binding("right_square_bracket", "step_task(1)", "Next task", id="next-task"),
+        Binding("left_square_bracket", "step(-1)", "Prev task", id="prev-task"),
+        Binding("right_square_bracket", "step(1)", "Next task", id="next-task"),
     ]  # fmt: skip
 
     def __init__(self) -> None:
@@ -137,7 +137,8 @@ class MatrixScreen(BoutScreen):
     def _task_chosen(self, event: OptionList.OptionSelected) -> None:
         self.grid.focus()
 
-    def action_step_task(self, step: int) -> None:
+    def action_step(self, step: int) -> None:
+        """`]` and `[` step through what a screen shows one at a time: here, the tasks."""
         if not self._tasks:
             return
         index = self._tasks.index(self.task_id) if self.task_id in self._tasks else 0

@@ -108,9 +108,9 @@ class RaceScreen(BoutScreen):
                 tooltip="Stop the highlighted queued or running attempt"),
         Binding("f", "retry_failed", "Retry failed", id="retry-failed",
                 tooltip="Start again; attempts that crashed, timed out or hit a quota rerun"),
-        Binding("left_square_bracket", "show_lane(-1)", "Prev lane", id="previous-lane",
+        Binding("left_square_bracket", "step(-1)", "Prev lane", id="previous-lane",
                 tooltip="Show the previous lane (the window is too narrow for all)"),
-        Binding("right_square_bracket", "show_lane(1)", "Next lane", id="next-lane",
+        Binding("right_square_bracket", "step(1)", "Next lane", id="next-lane",
                 tooltip="Show the next lane (the window is too narrow for all)"),
     ]  # fmt: skip
 
@@ -228,11 +228,12 @@ class RaceScreen(BoutScreen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The lane switch is there only while one lane is shown at a time."""
-        if action == "show_lane":
+        if action == "step":
             return self._one_lane
         return super().check_action(action, parameters)
 
-    def action_show_lane(self, step: int) -> None:
+    def action_step(self, step: int) -> None:
+        """`]` and `[` step through what a screen shows one at a time: here, the lanes."""
         self._shown_lane += step
         self._show_one_lane()
 
