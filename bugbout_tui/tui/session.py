@@ -117,7 +117,7 @@ class Session:
 
     # --- opening -----------------------------------------------------------------------
 
-    def write_first_config(self, then: Callable[[str | None], object]) -> None:
+    def write_first_config(self, then: Callable[[BugboutError | None], object]) -> None:
         """Write the first bugbout.toml in a thread; `then` gets the error, or None."""
         self._app.run_worker(
             partial(self._write_first_config, then),
@@ -128,12 +128,12 @@ class Session:
             exit_on_error=False,
         )
 
-    def _write_first_config(self, then: Callable[[str | None], object]) -> None:
-        error: str | None = None
+    def _write_first_config(self, then: Callable[[BugboutError | None], object]) -> None:
+        error: BugboutError | None = None
         try:
             write_initial_config(self.project_dir)
         except BugboutError as exc:
-            error = str(exc)
+            error = exc
         self._app.call_later(then, error)
 
     def open(self) -> bool:
