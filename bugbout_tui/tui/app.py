@@ -56,6 +56,8 @@ class Launch:
     """Follow another process's run, read-only."""
     start: bool = False
     """Start the bout at once."""
+    demo: bool = False
+    """The project is the demo, which runs unconfined when this machine has no sandbox."""
 
 
 class BugboutApp(App[int]):

@@ -29,12 +29,13 @@ def make_app(
     *,
     watch: bool = False,
     start: bool = False,
+    demo: bool = False,
     clock: Clock = utc_now,
 ) -> BugboutApp:
     """The app for the project at `path`; the command line and the tests both use it."""
     return BugboutApp(
         config_path_for(path.expanduser().absolute()),
-        launch=Launch(watch=watch, start=start),
+        launch=Launch(watch=watch, start=start, demo=demo),
         clock=clock,
     )
 
@@ -79,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BugboutError as exc:
             print(f"bugbout-tui: {inert(str(exc))}", file=sys.stderr)
             return exc.exit_code
-    app = make_app(path, watch=args.watch, start=args.run or args.demo)
+    app = make_app(path, watch=args.watch, start=args.run or args.demo, demo=args.demo)
     app.run()
     return app.return_code or 0
 

@@ -35,10 +35,12 @@ from bugbout_tui.core.events import (
     StageFinished,
 )
 from bugbout_tui.core.store import Store
+from bugbout_tui.demo.sandbox import demo_sandbox
 from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.state import BoutState
 from bugbout_tui.infra.detect import write_initial_config
+from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.report import Report
 from bugbout_tui.tui.feed import EventFeed, JournalRestarted, OutputBook
 from bugbout_tui.tui.records import Records, load_records
@@ -290,7 +292,12 @@ class Session:
         self._journal_generation += 1
         self._app.workers.cancel_group(self._app, "journal")
         self.feed.push(JournalRestarted())
-        bout = Bout(project, retry_failed=retry_failed)
+        sandbox: Sandbox | None = None
+        if self._app.launch.demo:
+            sandbox, unconfined = demo_sandbox(project.config.run.sandbox)
+            if unconfined is not None:
+                self._app.notify(unconfined, severity="warning", timeout=30, markup=False)
+        bout = Bout(project, retry_failed=retry_failed, sandbox=sandbox)
         bout.subscribe(self.feed.push)
         self.engine_started_at = self.clock()
         self.running_bout = bout

@@ -3,11 +3,13 @@ reused with everything the user did in it, and only `--fresh` starts it over."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
+from tuiapp import fixed_clock, settle, until
 
-from bugbout_tui.tui.main import main, open_demo
+from bugbout_tui.tui.main import main, make_app, open_demo
 
 
 def test_the_demo_is_reused_with_the_users_changes_and_fresh_starts_over(
@@ -38,3 +40,30 @@ def test_fresh_without_the_demo_is_a_usage_error(capsys: pytest.CaptureFixture[s
         main(["--fresh"])
     assert exited.value.code == 2
     assert "--fresh" in capsys.readouterr().err
+
+
+def no_bwrap_path(bin_dir: Path) -> str:
+    """A PATH with every program of the system's, git among them, but bwrap."""
+    bin_dir.mkdir()
+    for directory in (Path("/usr/bin"), Path("/bin")):
+        for program in directory.iterdir():
+            target = bin_dir / program.name
+            if program.name != "bwrap" and not target.exists():
+                target.symlink_to(program)
+    return str(bin_dir)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fallback from bubblewrap")
+async def test_the_demo_runs_unconfined_in_the_app_without_bwrap_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = open_demo(tmp_path / "demo")
+    monkeypatch.setenv("PATH", no_bwrap_path(tmp_path / "bin"))
+    app = make_app(root, demo=True, clock=fixed_clock)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(pilot)
+        app.start_bout(until="ground-truth")
+        await until(pilot, lambda: app.session.engine is None, "the bout to end", 300)
+        said = [n.message for n in app._notifications]
+    assert [m for m in said if "run unconfined" in m and "apt-get install bubblewrap" in m]
+    assert (root / ".bugbout" / "oracles.json").is_file()
