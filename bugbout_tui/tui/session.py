@@ -45,6 +45,7 @@ from bugbout_tui.report import Report
 from bugbout_tui.tui.feed import EventFeed, JournalRestarted, OutputBook
 from bugbout_tui.tui.records import Records, load_records
 from bugbout_tui.tui.watch import JournalReader
+from bugbout_tui.tui.widgets.dialogs import stopped
 
 if TYPE_CHECKING:
     from bugbout_tui.tui.app import BugboutApp
@@ -338,16 +339,16 @@ class Session:
         self.running_bout = None
         self.reload_records()
         if state == WorkerState.ERROR:
+            # A toast fades while the stage it stopped stays undone: the error stays on
+            # screen until the person dismisses it.
             error = worker.error
             if isinstance(error, BugboutError):
-                self._app.notify(
-                    str(error), title="The bout stopped", severity="error", markup=False
-                )
+                self._app.push_screen(stopped("The bout stopped", str(error)))
             else:
-                self._app.notify(
-                    f"{type(error).__name__}: {error}",
-                    title="The bout stopped on an unexpected error",
-                    severity="error",
-                    markup=False,
+                self._app.push_screen(
+                    stopped(
+                        "The bout stopped on an unexpected error",
+                        f"{type(error).__name__}: {error}",
+                    )
                 )
         return True
