@@ -367,7 +367,10 @@ class ConfigScreen(BoutScreen):
             status.append(inert(self._load_error or ""), style="red")
             self.query_one("#config-status", Static).update(status)
             return
-        if self.document.modified:
+        typing = self._draft is not None or dotted(self.editor.loc) in self._local
+        if self.editor.has_class("-open") and typing:
+            status.append("  ● being typed: enter keeps it", style="bold yellow")
+        elif self.document.modified:
             status.append("  ● unsaved changes", style="bold yellow")
             status.append(" — ctrl+s saves, ctrl+r reverts", style="dim")
         else:
@@ -459,8 +462,8 @@ class ConfigScreen(BoutScreen):
         elif document is not None and blank == key:
             self._local.pop(key, None)
             _apply(document, loc, None)
-        self._redraw()
         self.editor.close()
+        self._redraw()
         self.table.focus()
 
     @on(FieldEditor.Finished)
