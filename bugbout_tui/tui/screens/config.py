@@ -207,7 +207,8 @@ class ConfigScreen(BoutScreen):
 
     @property
     def has_unsaved_changes(self) -> bool:
-        return self.document is not None and self.document.modified
+        """Edits kept in the document, or a value still being typed."""
+        return self.document is not None and (self.document.modified or self._draft is not None)
 
     # --- loading and drawing -------------------------------------------------------------
 
