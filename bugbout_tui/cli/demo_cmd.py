@@ -17,6 +17,7 @@ from rich.text import Text
 from bugbout_tui.cli.output import stderr, stdout
 from bugbout_tui.cli.run_cmd import add_run_options, run_with_board
 from bugbout_tui.demo.project import DemoProject, check_pytest, default_demo_dir, prepare_demo
+from bugbout_tui.demo.sandbox import demo_sandbox
 from bugbout_tui.engine.project import Project
 from bugbout_tui.report import render_terminal
 
@@ -50,7 +51,11 @@ def run(args: argparse.Namespace) -> int:
     demo, built = prepare_demo(args.directory, fresh=args.fresh)
     verb = "Built" if built else "Reusing"
     stderr.print(Text(f"{verb} the demo in {demo.root}", style="bold"))
-    report = run_with_board(Project.load(demo.root), args)
+    project = Project.load(demo.root)
+    sandbox, unconfined = demo_sandbox(project.config.run.sandbox)
+    if unconfined is not None:
+        stderr.print(Text(unconfined, style="yellow"))
+    report = run_with_board(project, args, sandbox=sandbox)
     if report is not None:
         stdout.print(render_terminal(report))
     _where(demo, finished=report is not None)

@@ -11,6 +11,7 @@ from bugbout_tui.cli.stopping import run_stoppable
 from bugbout_tui.core.events import STAGES, Stage
 from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
+from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.report import Report
 
 
@@ -41,9 +42,12 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run_with_board(project: Project, args: argparse.Namespace) -> Report | None:
-    """The bout of `project` as `args` ask, drawn live on standard error."""
-    bout = Bout(project, retry_failed=args.retry_failed)
+def run_with_board(
+    project: Project, args: argparse.Namespace, *, sandbox: Sandbox | None = None
+) -> Report | None:
+    """The bout of `project` as `args` ask, drawn live on standard error; `sandbox`
+    replaces the config's choice (the demo's fallback)."""
+    bout = Bout(project, retry_failed=args.retry_failed, sandbox=sandbox)
     display = LiveDisplay(stderr)
     bout.subscribe(display.on_event)
     with display:

@@ -62,6 +62,12 @@ class ConfigDocument:
         file = path / CONFIG_NAME if path.is_dir() else path
         return cls(file, read_config_text(file))
 
+    def copy(self) -> ConfigDocument:
+        """An independent copy, to try an edit on without touching this document."""
+        twin = ConfigDocument(self.path, self.text)
+        twin._saved_text = self._saved_text
+        return twin
+
     @property
     def text(self) -> str:
         return tomlkit.dumps(self._document)

@@ -88,8 +88,10 @@ STAGE_STATES: dict[str, Look] = {
     "planned": Look("·", "still to come", "dim"),
     "running": Look("◐", "running", "bold yellow"),
     "done": Look("✓", "done", "green"),
+    "failed": Look("✗", "failed", "bold red"),
 }
-"""A stage of the bout: still to come, running with its progress, or done."""
+"""A stage of the bout: still to come, running with its progress, done, or failed (the
+bout stopped on an error during it)."""
 
 
 def _looked_up(table: Mapping[str, Look], name: str) -> Look:
@@ -134,7 +136,7 @@ class ShownStage(Protocol):
 def stage_chips(
     planned: Sequence[Stage], stages: Mapping[Stage, ShownStage], *, compact: bool = False
 ) -> Text:
-    """Each planned stage as done, running (with its progress) or still to come.
+    """Each planned stage as done, running (with its progress), failed or still to come.
 
     `compact` is for a narrow header: every stage keeps its symbol, in order, but only a
     running stage keeps its name, which is the one a reader looks for; when none runs,

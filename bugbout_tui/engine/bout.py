@@ -54,8 +54,10 @@ class Bout:
         contestants: Sequence[CodingAgent] | None = None,
         examiners: Sequence[Entrant] | None = None,
         retry_failed: bool = False,
+        sandbox: Sandbox | None = None,
     ) -> None:
-        """`contestants` (adapter objects) replace the config's; examiners likewise."""
+        """`contestants` (adapter objects) replace the config's; examiners likewise;
+        `sandbox` replaces the one `[run] sandbox` picks (the demo's fallback)."""
         self.project = project
         self.bus = EventBus()
         """The journal opens only once `arun` holds the store's lock: constructing a bout
@@ -73,7 +75,7 @@ class Bout:
         self._entrants: list[Entrant] | None = None
         self._repo: Path | None = None
         self._environment: Environment | None = None
-        self._sandbox: Sandbox | None = None
+        self._sandbox: Sandbox | None = sandbox
         self._context: StageContext | None = None
         self._running_race: Race | None = None
 

@@ -18,6 +18,7 @@ from bugbout_tui.core.models import Attempt, OracleSet, ResolutionSet, TaskSet
 from bugbout_tui.engine.judge import judge_matrices, judged
 from bugbout_tui.engine.project import Project
 from bugbout_tui.report import Report, build_report, render_json, render_markdown
+from bugbout_tui.rules.judge import author_identity
 
 
 def load_report(
@@ -31,7 +32,8 @@ def load_report(
 
     `keep_verdicts` also stores those verdicts as `verdicts.json`; the report is the same
     either way, so a read-only viewer leaves it off. `contestants` and `examiners` name
-    the entrants when a bout was given adapter objects rather than the config's tables.
+    the entrants when a bout was given adapter objects rather than the config's tables;
+    agents with stored records that neither names are reported after them.
     """
     store = project.store
     taskset = store.read(store.tasks_path, TaskSet)
@@ -53,12 +55,10 @@ def load_report(
         matrices=matrices,
         verdicts=verdicts.verdicts,
         resolutions=store.read(store.resolutions_path, ResolutionSet) or ResolutionSet(),
-        contestants=list(contestants)
-        if contestants is not None
-        else [c.name for c in cfg.contestants] or _names(attempts, "contestant"),
-        examiners=list(examiners)
-        if examiners is not None
-        else [e.name for e in cfg.examiners] or _names(attempts, "examiner"),
+        contestants=_entrants(
+            contestants, [c.name for c in cfg.contestants], attempts, "contestant"
+        ),
+        examiners=_entrants(examiners, [e.name for e in cfg.examiners], attempts, "examiner"),
         decisions=cfg.tasks,
     )
 
@@ -72,6 +72,16 @@ def write_report(project: Project, report: Report) -> tuple[Path, Path]:
     return markdown, data
 
 
-def _names(attempts: Sequence[Attempt], role: str) -> list[str]:
-    """Contestants seen in the store, for bouts run with adapter objects, not config."""
-    return sorted({a.contestant for a in attempts if a.role == role})
+def _entrants(
+    given: Sequence[str] | None, configured: Sequence[str], attempts: Sequence[Attempt], role: str
+) -> list[str]:
+    """The report's agents in this role: the ones named (the config's, or the bout's
+    adapter objects), then every other one the store holds records of, by name.
+
+    The records decide who is reported, not the config: an agent taken out of
+    bugbout.toml after it raced still has attempts, cells and picks, and a report that
+    dropped it would disagree with the verdicts it shows.
+    """
+    names = list(given) if given is not None else list(configured)
+    stored = {author_identity(a.contestant) for a in attempts if a.role == role}
+    return names + sorted(stored - set(names))

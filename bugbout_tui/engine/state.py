@@ -64,7 +64,8 @@ class LaneView:
 @dataclass
 class StageView:
     stage: Stage
-    state: Literal["running", "done"] = "running"
+    state: Literal["running", "done", "failed"] = "running"
+    """`failed`: the bout ended on an error while this stage was running."""
     done: int = 0
     total: int | None = None
     detail: str | None = None
@@ -152,6 +153,9 @@ class BoutState:
             case BoutFinished():
                 self.outcome = event.outcome
                 self.message = event.message
+                stopped = self.stages.get(self.current) if self.current is not None else None
+                if event.outcome == "failed" and stopped is not None:
+                    stopped.state = "failed"
                 self.current = None
             case ErrorRaised():
                 self.errors.append(

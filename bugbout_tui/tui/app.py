@@ -60,6 +60,8 @@ class Launch:
     """Follow another process's run, read-only."""
     start: bool = False
     """Start the bout at once."""
+    demo: bool = False
+    """The project is the demo, which runs unconfined when this machine has no sandbox."""
 
 
 class BugboutApp(App[int]):
@@ -181,11 +183,14 @@ class BugboutApp(App[int]):
         if answer == "write":
             self.session.write_first_config(self._config_written)
         else:
-            self.exit(2, message=f"bugbout-tui needs a {CONFIG_NAME}; `bugbout init` writes one.")
+            self.exit(
+                return_code=2,
+                message=f"bugbout-tui needs a {CONFIG_NAME}; `bugbout init` writes one.",
+            )
 
-    def _config_written(self, error: str | None) -> None:
+    def _config_written(self, error: BugboutError | None) -> None:
         if error is not None:
-            self.exit(2, message=error)
+            self.exit(return_code=error.exit_code, message=str(error))
             return
         self.notify(
             f"Wrote {self.session.config_path}. Check it here, then press 2 to see the tasks."
@@ -196,7 +201,7 @@ class BugboutApp(App[int]):
         try:
             valid = self.session.open()
         except BugboutError as exc:
-            self.exit(2, message=str(exc))
+            self.exit(return_code=exc.exit_code, message=str(exc))
             return
         if not valid:
             first_mode = "config"

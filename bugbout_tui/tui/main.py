@@ -29,12 +29,13 @@ def make_app(
     *,
     watch: bool = False,
     start: bool = False,
+    demo: bool = False,
     clock: Clock = utc_now,
 ) -> BugboutApp:
     """The app for the project at `path`; the command line and the tests both use it."""
     return BugboutApp(
         config_path_for(path.expanduser().absolute()),
-        launch=Launch(watch=watch, start=start),
+        launch=Launch(watch=watch, start=start, demo=demo),
         clock=clock,
     )
 
@@ -53,29 +54,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the project (default: here); with --demo, where to build the demo",
     )
     how = parser.add_mutually_exclusive_group()
-    how.add_argument("--demo", action="store_true", help="open a fresh demo bout and start it")
+    how.add_argument(
+        "--demo",
+        action="store_true",
+        help="open the demo bout (built on first use, reused after) and start it",
+    )
     how.add_argument(
         "--watch",
         action="store_true",
         help="follow a bout that `bugbout run` is running on this project (read-only)",
     )
     how.add_argument("--run", action="store_true", help="start the bout at once")
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="with --demo: delete the demo and its results, and build it again",
+    )
     args = parser.parse_args(argv)
+    if args.fresh and not args.demo:
+        parser.error("--fresh starts the demo over; use it with --demo")
     path: Path = args.path or Path()
     if args.demo:
         try:
-            path = open_demo(args.path)
+            path = open_demo(args.path, fresh=args.fresh)
         except BugboutError as exc:
             print(f"bugbout-tui: {inert(str(exc))}", file=sys.stderr)
             return exc.exit_code
-    app = make_app(path, watch=args.watch, start=args.run or args.demo)
+    app = make_app(path, watch=args.watch, start=args.run or args.demo, demo=args.demo)
     app.run()
     return app.return_code or 0
 
 
-def open_demo(root: Path | None) -> Path:
-    """A fresh demo project (its sample repository, issues and scripted agents)."""
+def open_demo(root: Path | None, *, fresh: bool = False) -> Path:
+    """The demo project, reused as `bugbout demo` reuses it: the decisions, settings and
+    results it holds are the user's; only `fresh` starts it over."""
     check_pytest()
-    print("Building the demo project…", file=sys.stderr)
-    demo, _ = prepare_demo(root, fresh=True)
+    demo, built = prepare_demo(root, fresh=fresh)
+    verb = "Built" if built else "Reusing"
+    print(f"{verb} the demo in {demo.root}", file=sys.stderr)
     return demo.root

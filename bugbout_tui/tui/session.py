@@ -35,14 +35,17 @@ from bugbout_tui.core.events import (
     StageFinished,
 )
 from bugbout_tui.core.store import Store
+from bugbout_tui.demo.sandbox import demo_sandbox
 from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.state import BoutState
 from bugbout_tui.infra.detect import write_initial_config
+from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.report import Report
 from bugbout_tui.tui.feed import EventFeed, JournalRestarted, OutputBook
 from bugbout_tui.tui.records import Records, load_records
 from bugbout_tui.tui.watch import JournalReader
+from bugbout_tui.tui.widgets.dialogs import stopped
 
 if TYPE_CHECKING:
     from bugbout_tui.tui.app import BugboutApp
@@ -117,7 +120,7 @@ class Session:
 
     # --- opening -----------------------------------------------------------------------
 
-    def write_first_config(self, then: Callable[[str | None], object]) -> None:
+    def write_first_config(self, then: Callable[[BugboutError | None], object]) -> None:
         """Write the first bugbout.toml in a thread; `then` gets the error, or None."""
         self._app.run_worker(
             partial(self._write_first_config, then),
@@ -128,12 +131,12 @@ class Session:
             exit_on_error=False,
         )
 
-    def _write_first_config(self, then: Callable[[str | None], object]) -> None:
-        error: str | None = None
+    def _write_first_config(self, then: Callable[[BugboutError | None], object]) -> None:
+        error: BugboutError | None = None
         try:
             write_initial_config(self.project_dir)
         except BugboutError as exc:
-            error = str(exc)
+            error = exc
         self._app.call_later(then, error)
 
     def open(self) -> bool:
@@ -290,7 +293,12 @@ class Session:
         self._journal_generation += 1
         self._app.workers.cancel_group(self._app, "journal")
         self.feed.push(JournalRestarted())
-        bout = Bout(project, retry_failed=retry_failed)
+        sandbox: Sandbox | None = None
+        if self._app.launch.demo:
+            sandbox, unconfined = demo_sandbox(project.config.run.sandbox)
+            if unconfined is not None:
+                self._app.notify(unconfined, severity="warning", timeout=30, markup=False)
+        bout = Bout(project, retry_failed=retry_failed, sandbox=sandbox)
         bout.subscribe(self.feed.push)
         self.engine_started_at = self.clock()
         self.running_bout = bout
@@ -331,16 +339,16 @@ class Session:
         self.running_bout = None
         self.reload_records()
         if state == WorkerState.ERROR:
+            # A toast fades while the stage it stopped stays undone: the error stays on
+            # screen until the person dismisses it.
             error = worker.error
             if isinstance(error, BugboutError):
-                self._app.notify(
-                    str(error), title="The bout stopped", severity="error", markup=False
-                )
+                self._app.push_screen(stopped("The bout stopped", str(error)))
             else:
-                self._app.notify(
-                    f"{type(error).__name__}: {error}",
-                    title="The bout stopped on an unexpected error",
-                    severity="error",
-                    markup=False,
+                self._app.push_screen(
+                    stopped(
+                        "The bout stopped on an unexpected error",
+                        f"{type(error).__name__}: {error}",
+                    )
                 )
         return True

@@ -1,39 +1,48 @@
 """The app's engine stopped by a set-up mistake or a store it cannot write: the message
-is shown, as `bugbout run` prints it, and the app goes on."""
+is shown until dismissed, as `bugbout run` prints it, and the app goes on."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from racekit import PYTHON, contestant, copy_project, records
-from textual.notifications import Notification
 from tuiapp import calc_app, settle, until
 
-from bugbout_tui.tui.app import BugboutApp
+from bugbout_tui.tui.widgets.dialogs import Choice
 
 pytestmark = pytest.mark.slow
 
 
-def errors(app: BugboutApp) -> list[Notification]:
-    return [n for n in app._notifications if n.severity == "error"]
+@dataclass(frozen=True)
+class Stopped:
+    """The error a bout stopped with, as its dialog shows it."""
+
+    title: str
+    message: str
 
 
-async def stopped_with(project: Path) -> Notification:
-    """Start the bout in the app and return the error it stopped with."""
-    found: list[Notification] = []
-
+async def stopped_with(project: Path) -> Stopped:
+    """Start the bout in the app and return the error it stopped with, which stays on
+    screen until dismissed."""
     app = calc_app(project)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await pilot.press("3", "s", "enter")
-        await until(pilot, lambda: bool(errors(app)), "the bout to stop", 120)
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, Choice) and app.screen.heading != "Start the bout?",
+            "the bout to stop",
+            120,
+        )
         await until(pilot, lambda: app.engine is None, "the engine to end", 10)
-        found.extend(errors(app))
+        dialog = app.screen
+        assert isinstance(dialog, Choice)
+        found = Stopped(dialog.heading, dialog.text)
         assert app.is_running
-        await pilot.press("q")
-    (error,) = found
-    return error
+        await pilot.press("escape", "q")
+    return found
 
 
 async def test_a_missing_agent_stops_the_bout_with_the_fix_before_any_attempt(

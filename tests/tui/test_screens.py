@@ -138,8 +138,10 @@ async def test_the_config_form_shows_a_problem_beside_its_key_and_saves_keeping_
             "✗ must be a positive whole number of seconds",
         ]
         assert "must be a positive whole number" in static_text(screen, "#config-detail")
+        assert "unsaved changes" not in static_text(screen, "#config-status")  # until enter
+        await press_and_settle(pilot, "enter")
         assert "unsaved changes" in static_text(screen, "#config-status")
-        await press_and_settle(pilot, "enter", "ctrl+s")
+        await press_and_settle(pilot, "ctrl+s")
         assert "timeout = 600" in config.read_text()
 
         await edit_key(pilot, screen, "run.timeout", "900")

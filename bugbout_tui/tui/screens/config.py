@@ -1,8 +1,10 @@
 """The Config screen: every key of bugbout.toml in one table, edited in place, validated live.
 
 Edits go into a `ConfigDocument`, which changes only the key edited, so saving keeps the
-file's comments, order and layout. After every key press the whole document is validated
-by the model `bugbout run` loads it with, and each problem is shown beside its key.
+file's comments, order and layout. What is being typed is tried on a copy of the document
+and validated after every key press by the model `bugbout run` loads it with, each
+problem shown beside its key; only `enter` puts the value into the document, so the
+half-typed states on the way (an empty box among them) never touch the file's layout.
 The form is one table and one editor line rather than a widget per key: a bout with a
 few agents has sixty keys, and the screen must open at once.
 """
@@ -183,13 +185,19 @@ class ConfigScreen(BoutScreen):
         self._load_error: str | None = None
         self._rows: dict[str, FormRow] = {}
         self._shown: dict[str, Cells] = {}
-        self._problems: dict[str, str] = {}
+        self._problems: dict[str, list[str]] = {}
+        self._general: list[str] = []
+        """Problems of no row of the form, shown above the table."""
         self._local: dict[str, str] = {}
         """Row key → text that could not even be parsed (the document was not changed)."""
         self._found: dict[str, tuple[bool, str]] = {}
         """Agent row key → whether its program was found, and the path or the reason."""
-        self._editing: tuple[str, Any] | None = None
-        """The row being edited and its value before, to put back on escape."""
+        self._draft: tuple[Loc, Any] | None = None
+        """The value being typed, not yet kept with enter."""
+        self._draft_document: ConfigDocument | None = None
+        """The document with the draft applied: what the form shows and validates."""
+        self._blank: str | None = None
+        """The row whose box is empty while typing: enter would remove its key."""
 
     def body(self) -> ComposeResult:
         yield Static(id="config-status")
@@ -213,7 +221,8 @@ class ConfigScreen(BoutScreen):
 
     @property
     def has_unsaved_changes(self) -> bool:
-        return self.document is not None and self.document.modified
+        """Edits kept in the document, or a value still being typed."""
+        return self.document is not None and (self.document.modified or self._draft is not None)
 
     # --- loading and drawing -------------------------------------------------------------
 
@@ -226,6 +235,7 @@ class ConfigScreen(BoutScreen):
             self._load_error = str(exc)
         self._local.clear()
         self._found.clear()
+        self._forget_draft()
         self._rebuild()
 
     def _rebuild(self) -> None:
@@ -259,8 +269,13 @@ class ConfigScreen(BoutScreen):
             return None
         return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
 
+    @property
+    def _shown_document(self) -> ConfigDocument | None:
+        """The document as the form shows it: with the value being typed, if any."""
+        return self._draft_document or self.document
+
     def _value(self, row: FormRow) -> Any:
-        document = self.document
+        document = self._shown_document
         if document is None or row.spec is None:
             return None
         if row.spec is OPTIONS:
@@ -276,7 +291,7 @@ class ConfigScreen(BoutScreen):
         if row.kind == "add":
             return (f"  {row.label}", "bold cyan"), ("enter adds one", "dim"), ("", "")
         if row.kind == "note":
-            document = self.document
+            document = self._shown_document
             include = (document.get(("tasks", "include")) if document else None) or []
             exclude = (document.get(("tasks", "exclude")) if document else None) or []
             value = f"{len(include)} accepted, {len(exclude)} excluded"
@@ -302,14 +317,14 @@ class ConfigScreen(BoutScreen):
             shown = (f"default: {row.spec.default}" if row.spec.default else "", "dim")
         else:
             shown = (show_value(row.spec.kind, value), "")
-        problem = self._local.get(row.key) or self._problems.get(row.key)
+        problem = self._local.get(row.key) or "; ".join(self._problems.get(row.key, []))
         note = (f"✗ {problem}", "bold red") if problem else (row.spec.help, "dim")
         key_style = "bold red" if problem else ""
         return (f"{indent}{row.label}", key_style), shown, note
 
-    def _find_problems(self) -> dict[str, str]:
+    def _find_problems(self) -> dict[str, list[str]]:
         """Each problem of the document on the row of its key; the rest go above the table."""
-        document = self.document
+        document = self._shown_document
         found: dict[str, list[str]] = {}
         general: list[str] = []
         for problem in document.problems() if document is not None else []:
@@ -318,10 +333,20 @@ class ConfigScreen(BoutScreen):
                 general.append(str(problem))
             else:
                 found.setdefault(row, []).append(problem_text(problem))
+        self._general = general
         shown = self.query_one("#config-problems", Static)
         shown.display = bool(general)
         shown.update(Text(inert("\n".join(general)), style="red"))
-        return {key: "; ".join(messages) for key, messages in found.items()}
+        return found
+
+    def problem_count(self) -> int:
+        """How many problems the form lists: above the table, and beside each key (a key
+        whose text cannot be read shows that one instead of the document's)."""
+        beside = sum(
+            1 if key in self._local else len(self._problems.get(key, []))
+            for key in self._local.keys() | self._problems.keys()
+        )
+        return len(self._general) + beside
 
     def _row_for(self, key: str) -> str | None:
         if key in self._rows:
@@ -357,12 +382,15 @@ class ConfigScreen(BoutScreen):
             status.append(inert(self._load_error or ""), style="red")
             self.query_one("#config-status", Static).update(status)
             return
-        if self.document.modified:
+        typing = self._draft is not None or dotted(self.editor.loc) in self._local
+        if self.editor.has_class("-open") and typing:
+            status.append("  ● being typed: enter keeps it", style="bold yellow")
+        elif self.document.modified:
             status.append("  ● unsaved changes", style="bold yellow")
             status.append(" — ctrl+s saves, ctrl+r reverts", style="dim")
         else:
             status.append("  ✓ saved", style="green")
-        problems = len(self._problems) + len(self._local)
+        problems = self.problem_count()
         if problems:
             status.append(f"  ⚠ {look.plural(problems, 'problem')}", style="bold red")
         status.append("\nenter edits the highlighted key and checks it as you type; a blank "
@@ -398,9 +426,7 @@ class ConfigScreen(BoutScreen):
             if self.session.watching:
                 self.notify("Following another run: this view is read-only.")
                 return
-            value = self._value(row)
-            self._editing = (row.key, value)
-            self.editor.open(row.loc, row.spec, value)
+            self.editor.open(row.loc, row.spec, self._value(row))
             self.call_after_refresh(self._keep_cursor_visible)
 
     def _keep_cursor_visible(self) -> None:
@@ -409,49 +435,56 @@ class ConfigScreen(BoutScreen):
 
     @on(FieldEditor.Edited)
     def _edited(self, event: FieldEditor.Edited) -> None:
+        """Try what is typed on a copy of the document; the document itself waits for enter."""
         event.stop()
         key = dotted(event.loc)
-        if event.error is not None:
-            self._local[key] = event.error
-        else:
-            self._local.pop(key, None)
-            self._apply(event.loc, event.value)
-        self._redraw()
-
-    def _apply(self, loc: Loc, value: Any) -> None:
-        """Put a value into the document; the options row sets each option key."""
+        self._local.pop(key, None)
+        self._forget_draft()
         document = self.document
+        spec = self.editor.spec
+        typed = spec is not None and spec.kind not in ("bool", "choice")
         if document is None:
             return
+        if event.error is not None:
+            self._local[key] = event.error
+        elif event.value is None and typed:
+            self._blank = key
+            default = f" ({spec.default})" if spec is not None and spec.default else ""
+            self._local[key] = f"empty: type a value, or enter removes the key{default}"
+        else:
+            draft = document.copy()
+            error = _apply(draft, event.loc, event.value)
+            if error is not None:
+                self._local[key] = error
+            else:
+                self._draft, self._draft_document = (event.loc, event.value), draft
+        self._redraw()
+
+    def _forget_draft(self) -> None:
+        self._draft = self._draft_document = self._blank = None
+
+    def _end_edit(self, loc: Loc, *, kept: bool) -> None:
+        """Enter puts the typed value into the document (an empty box removes the key, so
+        its default applies); escape leaves the document as it was."""
         key = dotted(loc)
-        if loc[-1] != OPTIONS.key or loc[0] not in AGENT_TABLES:
-            if document.get(loc) != value:
-                document.set(loc, value)
-            return
-        if value is not None and not isinstance(value, dict):
-            self._local[key] = 'must be a TOML table, e.g. { effort = "high" }'
-            return
-        agent = loc[:-1]
-        options = agent_options(document, agent)
-        wanted = value or {}
-        for name in options:
-            if name not in wanted:
-                document.set((*agent, name), None)
-        for name, item in wanted.items():
-            if options.get(name) != item:
-                document.set((*agent, name), item)
+        draft, blank = self._draft, self._blank
+        self._forget_draft()
+        document = self.document
+        if not kept:
+            self._local.pop(key, None)
+        elif document is not None and draft is not None:
+            _apply(document, *draft)
+        elif document is not None and blank == key:
+            self._local.pop(key, None)
+            _apply(document, loc, None)
+        self.editor.close()
+        self._redraw()
+        self.table.focus()
 
     @on(FieldEditor.Finished)
     def _finished(self, event: FieldEditor.Finished) -> None:
         event.stop()
-        editing, self._editing = self._editing, None
-        if editing is not None and not event.kept:
-            key, before = editing
-            self._local.pop(key, None)
-            self._apply(event.loc, before)
-            self._redraw()
-        self.editor.close()
-        self.table.focus()
+        self._end_edit(event.loc, kept=event.kept)
         loc = event.loc
         if loc and loc[0] in AGENT_TABLES and len(loc) > 1:
             agent = self._rows.get(dotted(loc[:2]))
@@ -534,6 +567,8 @@ class ConfigScreen(BoutScreen):
         if self.session.watching:
             self.notify("Following another run: this view is read-only.", severity="warning")
             return False
+        if self.editor.has_class("-open"):
+            self._end_edit(self.editor.loc, kept=True)  # ctrl+s keeps what is typed, as enter
         if self._local:
             self.notify("Not saved: fix the keys marked in red first.", severity="error")
             return False
@@ -557,7 +592,6 @@ class ConfigScreen(BoutScreen):
     def discard(self) -> None:
         """Forget the edits: read the file again."""
         self.editor.close()
-        self._editing = None
         self._load()
 
     def action_save(self) -> None:
@@ -580,3 +614,24 @@ class ConfigScreen(BoutScreen):
             self._load()
         else:
             self._redraw()
+
+
+def _apply(document: ConfigDocument, loc: Loc, value: Any) -> str | None:
+    """Put a value into `document`; the options row sets each option key. Returns why
+    the value cannot go there, or None."""
+    if loc[-1] != OPTIONS.key or loc[0] not in AGENT_TABLES:
+        if document.get(loc) != value:
+            document.set(loc, value)
+        return None
+    if value is not None and not isinstance(value, dict):
+        return 'must be a TOML table, e.g. { effort = "high" }'
+    agent = loc[:-1]
+    options = agent_options(document, agent)
+    wanted = value or {}
+    for name in options:
+        if name not in wanted:
+            document.set((*agent, name), None)
+    for name, item in wanted.items():
+        if options.get(name) != item:
+            document.set((*agent, name), item)
+    return None

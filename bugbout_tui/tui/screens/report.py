@@ -81,18 +81,24 @@ class ReportScreen(BoutScreen):
             self.notify("Following another run: this view is read-only; that run writes "
                         "its own report when it ends.", severity="warning")  # fmt: skip
             return
-        self._export(self.report)
+        self._export()
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
-    def _export(self, report: Report) -> None:
+    def _export(self) -> None:
+        """Build the report afresh from the store, as `bugbout report` does, and write it:
+        what is exported is what that command would print at this moment."""
         project = self.session.project
         if project is None:
             return
         try:
+            report = load_report(project, keep_verdicts=True)
             paths = write_report(project, report)
+        except BugboutError as exc:
+            self.post_message(self.Exported([], str(exc)))
         except OSError as exc:
             self.post_message(self.Exported([], f"The report could not be written: {exc}"))
         else:
+            self.post_message(self.Built(report, None))
             self.post_message(self.Exported([str(path) for path in paths], None))
 
     @on(Exported)

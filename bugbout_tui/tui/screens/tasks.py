@@ -203,6 +203,8 @@ class TasksScreen(BoutScreen):
         self._rows: dict[str, Row] = {}
         self._fixes: dict[str, str] = {}
         self._detail_task: str | None = None
+        self._told_mining_failed = False
+        """Whether the empty table last said that mining failed."""
 
     def body(self) -> ComposeResult:
         with Vertical(id="tasks-top"):
@@ -230,6 +232,18 @@ class TasksScreen(BoutScreen):
         project: Project | None = self.session.project
         return project.config.tasks if project is not None else None
 
+    def _mining_failed(self) -> bool:
+        mine = self.session.state.stages.get("mine")
+        return mine is not None and mine.state == "failed"
+
+    def show_live(self) -> None:
+        """Mining that stopped on an error says so where the tasks would be, once the
+        bout's end has reached the live state."""
+        if self.session.records.taskset is None and (
+            self._mining_failed() != self._told_mining_failed
+        ):
+            self.show_records()
+
     def show_records(self) -> None:
         taskset = self.session.records.taskset
         tasks_cfg = self._tasks_config()
@@ -237,11 +251,16 @@ class TasksScreen(BoutScreen):
         if taskset is None or tasks_cfg is None:
             self.table.clear()
             self._rows.clear()
-            why = (
-                "bugbout.toml has problems: fix them on the Config screen (1)."
-                if tasks_cfg is None
-                else "No tasks mined yet. Press m to mine the history (or s to run the bout)."
-            )
+            self._told_mining_failed = self._mining_failed()
+            if tasks_cfg is None:
+                why = "bugbout.toml has problems: fix them on the Config screen (1)."
+            elif self._told_mining_failed:
+                why = (
+                    f"Mining stopped: {inert(self.session.state.message or 'an error')}\n"
+                    "Fix that, then press m to mine again."
+                )
+            else:
+                why = "No tasks mined yet. Press m to mine the history (or s to run the bout)."
             funnel.update(Text(why, style="yellow"))
             self._show_detail(None)
             return

@@ -60,6 +60,14 @@ class Choice(ModalScreen[str]):
         self._message = Text(inert(message)) if isinstance(message, str) else message
         self._buttons = buttons
 
+    @property
+    def heading(self) -> str:
+        return self._title
+
+    @property
+    def text(self) -> str:
+        return self._message.plain
+
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text(self._title), classes="title")
@@ -74,6 +82,11 @@ class Choice(ModalScreen[str]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         self.dismiss(event.button.id or "cancel")
+
+
+def stopped(title: str, message: str) -> Choice:
+    """The error that stopped the bout, on screen until it is dismissed."""
+    return Choice(title, message, [("dismiss", "Dismiss", "error")])
 
 
 def unsaved_changes(where: str) -> Choice:
