@@ -29,7 +29,7 @@ async def test_an_agent_taken_out_of_the_config_stays_in_the_exported_report(
     assert "hasty" in before
     async with on_screen(calc, "1", ConfigScreen) as (app, pilot, screen):
         screen.table.move_cursor(row=screen.table.get_row_index("contestants[1]"))
-        await press_and_settle(pilot, "d", "ctrl+s")
+        await press_and_settle(pilot, "delete", "ctrl+s")
         assert 'name = "hasty"' not in (calc / "bugbout.toml").read_text()
         await press_and_settle(pilot, "6")
         report = app.screen
