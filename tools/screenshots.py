@@ -1,9 +1,12 @@
 """`python tools/screenshots.py [DIR]`: every screen of the demo, as SVG and PNG.
 
-Builds the demo project in a scratch directory, runs its whole bout (about two minutes,
-with the demo's scripted agents, offline), then opens the app on the result and saves
-each screen. The Race screen is shown as the demo's journal had it mid-race: one lane
-parked on its quota, the other running with output, attempts already finished. PNGs
+Builds the demo project in a scratch directory and runs its bout in the app (about a
+minute, with the demo's scripted agents, offline). The Race screen and an attempt are
+taken live, at the race's most telling moment: one lane parked on its quota, the other
+running with output, attempts already finished. The other screens are taken on the
+finished bout, each at the moment that shows it best: a matrix with a reproduction and a
+breakage, a cell with its patch, a verdict whose pick was decided by a tie-break. The
+demo's agents are scripted, so the same keys reach the same moments every time. PNGs
 need `cairosvg`.
 """
 
@@ -18,71 +21,73 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from bugbout_tui.core.events import (
-    AttemptFinished,
-    AttemptOutput,
-    AttemptStarted,
-    QuotaParked,
-    parse_event,
-)
-from bugbout_tui.core.store import Store
 from bugbout_tui.demo.project import check_pytest, prepare_demo
-from bugbout_tui.engine.bout import Bout
-from bugbout_tui.engine.project import Project
+from bugbout_tui.engine.state import BoutState
 from bugbout_tui.tui.main import make_app
 
-SIZE = (120, 40)
+SIZE = (140, 42)
 
 SHOTS: dict[str, tuple[str, ...]] = {
     "tasks": ("2", "down"),
-    "config": ("1", "down", "down"),
-    "matrix": ("4",),
-    "cell": ("4", "down", "right", "right", "enter"),
-    "verdicts": ("5", "down"),
+    "config": ("1", *("down",) * 29),
+    "matrix": ("4", "]"),
+    "cell": ("4", "]", "down", "down", "right", "right", "right", "right", "enter"),
+    "verdicts": ("5", "down", "down", "down"),
     "report": ("6",),
 }
-"""Screen name → the keys that reach it from the start."""
+"""Screen name → the keys that reach it from the start: the Config screen scrolled past
+the paths of this machine, invoicekit-5's matrix (hasty's patch breaks a suite test), the
+suite's tests on hasty's patch, and invoicekit-11's verdict (the smaller patch wins)."""
+
+SHORTER = {"config": (SIZE[0], 26)}
+"""Shots taken in a shorter window: the Config screen between the interpreter's path and
+the agents' commands, which name this machine's directories."""
+
+RACE_TIMEOUT = 300.0
+"""Seconds the live race may take to reach its moment before the tool gives up."""
 
 MONO = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 
 
-def race_moment(lines: Sequence[str]) -> list[str]:
-    """The journal up to the first moment that shows the race at its most telling: a
-    lane parked on its quota, every other lane running an attempt that has printed, and
-    attempts already finished. Without a parked lane, the first moment every lane runs
-    an attempt that has printed."""
-    lanes: dict[str, str] = {}
-    running: dict[str, str] = {}
-    talked: set[str] = set()
-    parked: set[str] = set()
-    finished = 0
-    busy: list[str] | None = None
-    for index, line in enumerate(lines):
-        event = parse_event(line)
-        if event.type == "attempt-queued":
-            lanes[event.attempt] = event.quota
-        elif isinstance(event, AttemptStarted):
-            running[lanes[event.attempt]] = event.attempt
-        elif isinstance(event, AttemptFinished):
-            running.pop(lanes.get(event.attempt, ""), None)
-            finished += 1
-        elif isinstance(event, AttemptOutput):
-            talked.add(event.attempt)
-        elif isinstance(event, QuotaParked):
-            parked.add(event.quota)
-        working = set(lanes.values()) - parked
-        if not working or set(running) != working or not set(running.values()) <= talked:
-            continue
-        if parked and finished:
-            return list(lines[: index + 1])
-        if busy is None:
-            busy = list(lines[: index + 1])
-    return busy if busy is not None else list(lines)
+def telling(state: BoutState) -> bool:
+    """Whether the race shows what sells it: a lane parked on its quota, every other lane
+    running an attempt that has printed, and attempts already finished."""
+    parked = [lane for lane in state.lanes.values() if lane.parked]
+    working = [lane for lane in state.lanes.values() if not lane.parked]
+    finished = sum(len(lane.finished) for lane in state.lanes.values())
+    return bool(parked and working and finished >= 3) and all(
+        lane.running and all(state.attempts[a].lines for a in lane.running)
+        for lane in working
+    )
 
 
-async def capture(project: Path, keys: Sequence[str], svg: Path) -> None:
-    app = make_app(project)
+async def capture_race(project: Path, out: Path) -> list[Path]:
+    """The Race screen and one attempt, live, then the rest of the bout run to its end."""
+    race, attempt = out / "race.svg", out / "attempt.svg"
+    app = make_app(project, start=True)
     async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        deadline = asyncio.get_running_loop().time() + RACE_TIMEOUT
+        while not telling(app.state):
+            if app.engine is None or asyncio.get_running_loop().time() > deadline:
+                raise SystemExit("the demo's race never showed a parked lane beside a busy one")
+            await pilot.pause(0.1)
+        app.tick()
+        await pilot.pause(0.3)
+        race.write_text(app.export_screenshot(title="bugbout-tui"), encoding="utf-8")
+        await pilot.press("enter")
+        await pilot.pause(1.0)
+        attempt.write_text(app.export_screenshot(title="bugbout-tui"), encoding="utf-8")
+        await pilot.press("escape")
+        await app.workers.wait_for_complete()
+    return [race, attempt]
+
+
+async def capture(
+    project: Path, keys: Sequence[str], svg: Path, size: tuple[int, int] = SIZE
+) -> None:
+    app = make_app(project)
+    async with app.run_test(size=size) as pilot:
         await pilot.pause(1.0)
         for key in keys:
             await pilot.press(key)
@@ -107,20 +112,12 @@ def to_png(svg: Path) -> Path | None:
 
 
 def take_all(project: Path, out: Path) -> list[Path]:
+    out = out.absolute()
     out.mkdir(parents=True, exist_ok=True)
-    made: list[Path] = []
-    journal = Store(project).events_path
-    full = journal.read_text(encoding="utf-8").splitlines()
-    journal.write_text("\n".join(race_moment(full)) + "\n", encoding="utf-8")
-    try:
-        asyncio.run(capture(project, ("3",), out / "race.svg"))
-        made.append(out / "race.svg")
-        asyncio.run(capture(project, ("3", "tab", "enter", "right"), out / "attempt.svg"))
-        made.append(out / "attempt.svg")
-    finally:
-        journal.write_text("\n".join(full) + "\n", encoding="utf-8")
+    os.chdir(project)  # paths shown relative to the demo, not this machine's directories
+    made = asyncio.run(capture_race(project, out))
     for name, keys in SHOTS.items():
-        asyncio.run(capture(project, keys, out / f"{name}.svg"))
+        asyncio.run(capture(project, keys, out / f"{name}.svg", SHORTER.get(name, SIZE)))
         made.append(out / f"{name}.svg")
     pngs = [png for svg in made if (png := to_png(svg)) is not None]
     return made + pngs
@@ -129,7 +126,7 @@ def take_all(project: Path, out: Path) -> list[Path]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python tools/screenshots.py",
-        description="Run the demo bout and save every screen as SVG and PNG.",
+        description="Run the demo bout in the app and save every screen as SVG and PNG.",
     )
     parser.add_argument("out", nargs="?", type=Path, default=Path("screenshots"))
     args = parser.parse_args(argv)
@@ -137,8 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bugbout-shots-") as scratch:
         os.environ["BUGBOUT_HOME"] = str(Path(scratch) / "home")
         demo, _ = prepare_demo(Path(scratch) / "demo", fresh=True)
-        print("running the demo bout (about two minutes)…", file=sys.stderr)
-        Bout(Project.load(demo.root)).run()
+        print("running the demo bout in the app (about a minute)…", file=sys.stderr)
         made = take_all(demo.root, args.out)
     for path in made:
         print(path)
