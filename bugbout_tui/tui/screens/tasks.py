@@ -151,6 +151,7 @@ class TasksScreen(BoutScreen):
         Binding("asterisk", "select_all", "Select all/none", id="select-all", show=False),
         Binding("m", "mine", "Mine now", id="mine", tooltip="Mine the history and stop there"),
     ]  # fmt: skip
+    WRITES = frozenset({"toggle_select", "select_all", "decide", "mine"})
 
     class Decided(Message):
         """Decisions were written to bugbout.toml (or could not be)."""
