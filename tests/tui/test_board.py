@@ -208,6 +208,8 @@ def test_a_message_without_a_reset_time_says_so_without_a_countdown() -> None:
                     parked_at=AT)  # fmt: skip
     line = parked_until(lane, FIXED_NOW).plain
     assert line.strip() == "the agent did not say when the limit resets"
+    lane.parked = "You've hit your limit · resets Jan 3 at 4pm (UTC)"
+    assert parked_until(lane, FIXED_NOW).plain.strip() == "resets at Jan 03 16:00 · in 2 d 4 h"
     lane.parked = LIMIT
     assert parked_until(lane, FIXED_NOW + timedelta(hours=3)).plain.strip() == (
         "resets at 14:05 · it has reset: f retries"

@@ -88,7 +88,10 @@ def parked_until(lane: LaneView, now: datetime) -> Text:
         when = local.strftime("%b %d %H:%M")
     line = Text(f"  resets at {when}", style="bold magenta")
     left = (resets - now).total_seconds()
-    if left > 0:
+    if left >= 86_400:
+        days, rest = divmod(int(left), 86_400)
+        line.append(f" · in {days} d {rest // 3600} h", style="magenta")
+    elif left > 0:
         line.append(f" · in {look.clock(left)}", style="magenta")
     else:
         line.append(" · it has reset: f retries", style="magenta")
