@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 CODEX_LIMIT = re.compile(
     r"You[’']ve hit your usage limit"
@@ -68,3 +70,77 @@ def find_limit(
             if pattern.search(line) and not (unless is not None and unless.search(line)):
                 return line.strip()
     return None
+
+
+_EPOCH = re.compile(r"usage limit reached\|(\d{9,11})\b", re.IGNORECASE)
+"""Claude Code 1.0.x: `Claude AI usage limit reached|<epoch seconds>`."""
+_IN = re.compile(
+    r"(?:try again|resets?)\s+in\s+((?:\d+\s*(?:days?|hours?|hrs?|h|minutes?|mins?|m|"
+    r"seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+)",
+    re.IGNORECASE,
+)
+"""A wait: "try again in 3 hours", "resets in 2h 13m"."""
+_UNIT = re.compile(r"(\d+)\s*(d|h|m|s)", re.IGNORECASE)
+_UNIT_SECONDS = {"d": 86_400, "h": 3_600, "m": 60, "s": 1}
+_AT = re.compile(
+    r"(?:try again|resets?)\s+(?:at\s+|on\s+)?"
+    r"(?:(?P<month>[A-Z][a-z]{2})\s+(?P<day>\d{1,2})\s+at\s+)?"
+    r"(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<half>[ap]\.?m\.?)?"
+    r"(?:\s*\((?P<zone>[A-Za-z_]+(?:/[A-Za-z_+-]+)*)\))?",
+    re.IGNORECASE,
+)
+"""A moment: "resets at 14:05", "resets 4pm (Asia/Kuala_Lumpur)", "resets Apr 23 at 4pm
+(America/Recife)", "try again at 3:28 PM"."""
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def limit_resets(message: str, said_at: datetime) -> datetime | None:
+    """When a usage limit resets, as far as the agent's message says; None when it does
+    not say (Codex's "Try again later", Gemini's quota errors) or says it unreadably.
+
+    Agents state it as an epoch, a wait ("in 3 hours", counted from `said_at`), or a
+    wall-clock time with or without a date and a zone; one without a zone is in this
+    machine's, where the agent ran. A time without a date is the next one to come.
+    """
+    if found := _EPOCH.search(message):
+        return datetime.fromtimestamp(int(found.group(1)), UTC)
+    if found := _IN.search(message):
+        seconds = sum(int(n) * _UNIT_SECONDS[u[0].lower()] for n, u in _UNIT.findall(found[1]))
+        return said_at + timedelta(seconds=seconds) if seconds else None
+    for found in _AT.finditer(message):
+        moment = _moment(found, said_at)
+        if moment is not None:
+            return moment
+    return None
+
+
+def _moment(found: re.Match[str], said_at: datetime) -> datetime | None:
+    hour, minute, half = int(found["hour"]), int(found["minute"] or 0), found["half"]
+    if found["minute"] is None and half is None:
+        return None  # a bare number ("resets 3") is no time
+    if half is not None:
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if half.lower().startswith("p") else 0)
+    if hour > 23 or minute > 59:
+        return None
+    zone: tzinfo | None = None
+    if found["zone"]:
+        try:
+            zone = ZoneInfo(found["zone"])
+        except (ZoneInfoNotFoundError, ValueError):
+            zone = None
+    local = said_at.astimezone(zone)  # no zone: this machine's
+    moment = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    if found["month"] is not None:
+        month = found["month"].lower()
+        if month not in _MONTHS:
+            return None
+        try:
+            moment = moment.replace(month=_MONTHS.index(month) + 1, day=int(found["day"]))
+        except ValueError:
+            return None
+        if moment < local - timedelta(days=1):
+            moment = moment.replace(year=moment.year + 1)
+        return moment
+    return moment if moment > local else moment + timedelta(days=1)

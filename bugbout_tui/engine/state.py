@@ -7,6 +7,7 @@ It mutates in place because a chatty race sends thousands of events a second.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -59,6 +60,11 @@ class LaneView:
     finished: list[str] = field(default_factory=list)
     parked: str | None = None
     """The usage-limit message that stopped this lane, if one did."""
+    parked_at: datetime | None = None
+    """When it did: a message that says "try again in 3 hours" counts from then."""
+    version: int = 0
+    """Bumped on every change of the lane, so a display redraws a lane only when it
+    changed."""
 
 
 @dataclass
@@ -87,6 +93,9 @@ class BoutState:
     outcome: str | None = None
     message: str | None = None
     events: int = 0
+    stored: set[str] = field(default_factory=set)
+    """Attempts known only from the store's records: a run that resumes or retries
+    races only what is missing, yet the bout is every attempt, stored or live."""
 
     def apply(self, event: BaseEvent) -> None:
         self.events += 1
@@ -97,6 +106,7 @@ class BoutState:
                     view.last_line = event.line
                     view.lines += 1 + event.skipped
             case AttemptQueued():
+                self._forget_stored(event.attempt)
                 self.attempts[event.attempt] = AttemptView(
                     attempt=event.attempt,
                     task=event.task,
@@ -104,7 +114,9 @@ class BoutState:
                     role=event.role,
                     quota=event.quota,
                 )
-                self._lane(event.quota).queued.append(event.attempt)
+                lane = self._lane(event.quota)
+                lane.queued.append(event.attempt)
+                lane.version += 1
             case AttemptStarted():
                 view = self.attempts[event.attempt]
                 view.phase = "running"
@@ -113,6 +125,7 @@ class BoutState:
                 lane = self._lane(view.quota)
                 _discard(lane.queued, event.attempt)
                 lane.running.append(event.attempt)
+                lane.version += 1
             case AttemptFinished():
                 view = self.attempts[event.attempt]
                 view.phase = event.status
@@ -124,8 +137,11 @@ class BoutState:
                 _discard(lane.queued, event.attempt)
                 _discard(lane.running, event.attempt)
                 lane.finished.append(event.attempt)
+                lane.version += 1
             case QuotaParked():
-                self._lane(event.quota).parked = event.message
+                lane = self._lane(event.quota)
+                lane.parked, lane.parked_at = event.message, event.at
+                lane.version += 1
             case TestRunStarted():
                 self.test_runs_running[f"{event.task}/{event.label}"] = event.label
             case TestRunFinished():
@@ -161,6 +177,48 @@ class BoutState:
                 self.errors.append(
                     event.message if event.task is None else f"{event.task}: {event.message}"
                 )
+
+    def set_stored(self, views: Iterable[AttemptView]) -> None:
+        """Show the stored attempts of the bout beside this run's: each one this run has
+        no event of joins its lane as finished, before this run's own finished ones.
+        Replaces the stored attempts set before, so a newer reading of the store wins."""
+        gone = self.stored
+        self.stored = set()
+        touched: set[str] = set()
+        for attempt in gone:
+            view = self.attempts.pop(attempt, None)
+            if view is not None:
+                touched.add(view.quota)
+        for quota in touched:
+            lane = self.lanes[quota]
+            lane.finished = [a for a in lane.finished if a not in gone]
+        added: dict[str, list[str]] = {}
+        for view in views:
+            if view.attempt in self.attempts:
+                continue
+            self.attempts[view.attempt] = view
+            self.stored.add(view.attempt)
+            added.setdefault(view.quota, []).append(view.attempt)
+        for quota, attempts in added.items():
+            lane = self._lane(quota)
+            lane.finished[:0] = attempts
+            touched.add(quota)
+        for quota in touched:
+            lane = self.lanes[quota]
+            lane.version += 1
+            if not (lane.queued or lane.running or lane.finished or lane.parked):
+                del self.lanes[quota]
+
+    def _forget_stored(self, attempt: str) -> None:
+        """A stored attempt this run races again (a retry) is this run's from now on."""
+        if attempt not in self.stored:
+            return
+        self.stored.discard(attempt)
+        view = self.attempts.pop(attempt)
+        lane = self.lanes.get(view.quota)
+        if lane is not None:
+            _discard(lane.finished, attempt)
+            lane.version += 1
 
     def _lane(self, quota: str) -> LaneView:
         lane = self.lanes.get(quota)

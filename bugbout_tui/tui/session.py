@@ -38,7 +38,7 @@ from bugbout_tui.core.store import Store
 from bugbout_tui.demo.sandbox import demo_sandbox
 from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
-from bugbout_tui.engine.state import BoutState
+from bugbout_tui.engine.state import AttemptView, BoutState
 from bugbout_tui.infra.detect import write_initial_config
 from bugbout_tui.infra.sandbox import Sandbox
 from bugbout_tui.report import Report
@@ -178,6 +178,7 @@ class Session:
         while (item := take()) is not None:
             if isinstance(item, JournalRestarted):
                 self.state = state = BoutState()
+                state.set_stored(self.stored_attempts())
                 outputs.clear()
                 self.last_event_at = None
                 continue
@@ -207,12 +208,29 @@ class Session:
         reader = JournalReader(self.store.events_path)
         worker = get_current_worker()
         while not worker.is_cancelled:
+            # The lock is let go after the run's last event is written: seen free before
+            # a read, that read holds the whole run.
+            ended = follow and self.store.lock_holder() is None
             chunk = reader.read()
             if chunk.events or chunk.restarted:
                 self._app.call_later(self._journal_read, chunk.events, chunk.restarted, generation)
             if not follow:
                 return
+            if ended:
+                self._app.call_later(self._followed_run_ended, generation)
+                return
             time.sleep(FOLLOW_INTERVAL)
+
+    def _followed_run_ended(self, generation: int) -> None:
+        """The followed process has ended and the store is free: this app may write it
+        again, and start runs of its own."""
+        if generation != self._journal_generation or not self.watching:
+            return
+        self.watching = False
+        self.watched_pid = None
+        self._app.notify("The run being followed has ended; you can start runs here again.")
+        self.reload_records()
+        self._app.refresh_bindings()
 
     def _journal_read(self, events: list[Event], restarted: bool, generation: int) -> None:
         """Events read from the journal, for the run `generation` they belong to."""
@@ -253,7 +271,39 @@ class Session:
             if problem not in known:
                 self._app.notify(problem, severity="error", markup=False, timeout=10)
         self.records = records
+        self.state.set_stored(self.stored_attempts())
         self._records_changed()
+
+    def stored_attempts(self) -> list[AttemptView]:
+        """The store's attempts of the bout's entrants, as the race board shows them, in
+        the order they ended; an agent no longer in the config is no longer in the bout."""
+        if self.project is None:
+            return []
+        quotas = {agent.name: agent.quota for agent in self.project.config.agents}
+        stored = [
+            attempt
+            for attempts in self.records.attempts.values()
+            for attempt in attempts
+            if attempt.contestant in quotas
+        ]
+        stored.sort(key=lambda attempt: attempt.ended_at)
+        return [
+            AttemptView(
+                attempt=f"{attempt.task}/{attempt.contestant}",
+                task=attempt.task,
+                contestant=attempt.contestant,
+                role=attempt.role,
+                quota=quotas[attempt.contestant],
+                phase=attempt.status,
+                started_at=attempt.started_at,
+                seconds=attempt.seconds,
+                detail=attempt.detail,
+                input_tokens=attempt.tokens.input,
+                output_tokens=attempt.tokens.output,
+                logdir=attempt.logdir or None,
+            )
+            for attempt in stored
+        ]
 
     def _records_changed(self) -> None:
         self.records_version += 1
@@ -266,6 +316,7 @@ class Session:
         except BugboutError as exc:
             self.project = None
             self._app.notify(str(exc), severity="error", markup=False)
+        self.state.set_stored(self.stored_attempts())
         self._records_changed()
 
     # --- the engine --------------------------------------------------------------------

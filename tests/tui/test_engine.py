@@ -46,7 +46,7 @@ async def test_stopping_the_engine_kills_the_agent_starting_again_resumes_and_c_
         await until(pilot, lambda: bool(alive(token)), "the agent's helper", 30)
         screen = app.screen
         assert isinstance(screen, RaceScreen)
-        # The counts are redrawn once a second, not on every event.
+        # The counts line shows it, drawn with the lanes from the same state.
         await until(
             pilot,
             lambda: "1 running" in str(screen.query_one("#race-summary").render()),
@@ -118,7 +118,8 @@ async def test_watch_follows_a_bout_run_by_another_process(
             await until(pilot, lambda: app.records.attempt("calc-1", "editor") is not None,
                         "the store to be read again", 10)  # fmt: skip
             assert phase(app, "calc-2/editor") == "finished"
-            await pilot.press("s")
+            # The followed process gone and the store free, the view is no longer read-only.
+            await until(pilot, lambda: not app.session.watching, "read-only to end", 30)
             assert app.engine is None
         assert run.wait(timeout=60) == 0, run.stderr.read() if run.stderr else ""
     finally:

@@ -81,3 +81,17 @@ async def test_a_click_picks_the_row_under_the_pointer() -> None:
         await pilot.click(PickList, offset=(2, 3))
         assert app.picked == ["row-3"]
         assert app.query_one(PickList).highlighted == "row-3"
+
+
+async def test_a_cursor_never_moved_stays_on_the_top_row_when_the_rows_reorder() -> None:
+    app = ListApp(4)
+    async with app.run_test(size=(30, 10)) as pilot:
+        widget = app.query_one(PickList)
+        assert widget.highlighted == "row-0"
+        widget.set_rows(list(reversed(app.rows)))
+        await pilot.press("enter")
+        assert widget.highlighted == "row-3"
+        assert app.picked == ["row-3"], "enter opens the row under the cursor"
+        await pilot.press("down")
+        widget.set_rows(app.rows)
+        assert widget.highlighted == "row-2", "a cursor moved by a person keeps its row"

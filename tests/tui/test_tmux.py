@@ -116,7 +116,7 @@ def test_the_demo_runs_live_and_every_screen_can_be_visited(terminal: Terminal) 
     terminal.press("Enter")  # the first lane has the keys: its highlighted attempt opens
     terminal.wait_for("esc returns", "Summary", "Patch", "Prompt", timeout=20)
     terminal.press("Escape")
-    terminal.wait_for("Retry failed", timeout=20)
+    terminal.wait_for("Open attempt", timeout=20)  # back on the race board
     terminal.press("q")
     # While the demo's bout still runs, quitting asks first; enter answers "Stop and quit".
     asked = "Stop the bout and quit?"

@@ -7,7 +7,7 @@ shown again, so nothing is drawn for a screen nobody sees.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -49,6 +49,9 @@ class BoutScreen(Screen[None]):
 
     MODE = ""
     """The mode the screen belongs to, for the header's tabs."""
+    WRITES: ClassVar[frozenset[str]] = frozenset()
+    """The screen's actions that write the project or start work: hidden (not merely
+    refused) while the app follows another process's run, read-only."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -74,6 +77,10 @@ class BoutScreen(Screen[None]):
     def body(self) -> ComposeResult:
         """The screen's own widgets, between header and footer."""
         yield from ()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Writing keys are not offered while read-only (False hides them from the footer)."""
+        return not (action in self.WRITES and self.session.watching)
 
     def on_mount(self) -> None:
         """Runs after a subclass's own `on_mount` (handlers run most derived first)."""

@@ -153,6 +153,12 @@ class FormTable(DataTable[Text]):
     def on_resize(self) -> None:
         fit_columns(self, COLUMNS)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """No editing while read-only: the key is hidden, not refused."""
+        screen = self.screen
+        read_only = isinstance(screen, BoutScreen) and screen.session.watching
+        return not (action == "select_cursor" and read_only)
+
 
 class ConfigScreen(BoutScreen):
     """bugbout.toml as a table of keys; enter edits one, ctrl+s saves the file."""
@@ -168,6 +174,7 @@ class ConfigScreen(BoutScreen):
         Binding("delete", "remove_agent", "Remove agent", id="remove-agent",
                 tooltip="Remove the agent the highlighted key belongs to"),
     ]  # fmt: skip
+    WRITES = frozenset({"save", "revert", "add_agent", "remove_agent"})
 
     class AgentChecked(Message):
         """Whether an agent's program was found, worked out in a thread."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from time import monotonic
 from typing import ClassVar
 
 from rich.text import Text
@@ -29,8 +28,6 @@ and `[` `]` switch between them (a lane in a few columns shows nothing readable)
 LANES_PER_TICK = 2
 """Lanes mounted in one tick: laying out eight new lanes at once took a frame of its own
 of over 100 ms; two at a time, the board fills in a few tenths of a second instead."""
-COUNTS_EVERY = 1.0
-"""Seconds between two redraws of the lanes' heads and lists; logs take every tick."""
 
 ABOUT_THE_RACE = (
     "The bout mines the bugs your history fixed, establishes the ground truth from the "
@@ -48,6 +45,8 @@ def waiting_text(state: BoutState, running: bool) -> Text:
         stage = state.current or "the bout"
         head = Text.assemble(("The race has not begun: ", "bold"), (stage, "bold yellow"),
                              " comes first.\n\n")  # fmt: skip
+    elif state.outcome == "done":
+        head = Text("The last run finished with nothing to race.\n\n", style="bold")
     elif state.outcome is not None:
         head = Text("The last run ended before the race. Press s to carry on.\n\n", style="bold")
     else:
@@ -62,9 +61,15 @@ def race_summary(state: BoutState) -> Text:
     if total:
         done = state.finished_attempts
         running = sum(len(lane.running) for lane in state.lanes.values())
-        how = "stopped with the run" if state.outcome is not None else "running"
+        queued = state.queued_attempts
         line.append(f"{done} of {total} attempts done", style="bold")
-        line.append(f" · {running} {how} · {state.queued_attempts} queued", style="dim")
+        if state.outcome is None:
+            line.append(f" · {running} running · {queued} queued", style="dim")
+        else:  # an ended run: only what it left unfinished is worth a word
+            if running:
+                line.append(f" · {running} stopped with the run", style="dim")
+            if queued:
+                line.append(f" · {queued} never started", style="dim")
         failed = sum(1 for view in state.attempts.values() if view.phase in RETRYABLE)
         if failed:
             line.append(f" · {failed} to retry (f)", style="magenta")
@@ -113,6 +118,7 @@ class RaceScreen(BoutScreen):
         Binding("right_square_bracket", "step(1)", "Next lane", id="next-lane",
                 tooltip="Show the next lane (the window is too narrow for all)"),
     ]  # fmt: skip
+    WRITES = frozenset({"cancel_attempt", "retry_failed"})
 
     def __init__(self) -> None:
         super().__init__()
@@ -121,8 +127,6 @@ class RaceScreen(BoutScreen):
         """The window is too narrow for every lane: one is shown at a time."""
         self._shown_lane = 0
         """Which lane is shown when only one is (its index in the board's order)."""
-        self._counted = 0.0
-        """When the heads and lists were last redrawn (a monotonic time)."""
 
     def body(self) -> ComposeResult:
         yield Static(id="race-summary")
@@ -134,12 +138,10 @@ class RaceScreen(BoutScreen):
         preload_lane_css(self.app)
 
     def show_live(self) -> None:
+        """Everything from the same state at the same moment: the counts line and every
+        part of every lane, so no part of a frame contradicts another."""
         state = self.session.state
-        moment = monotonic()
-        full = moment - self._counted >= COUNTS_EVERY or set(state.lanes) != set(self._lanes)
-        if full:
-            self._counted = moment
-            self.query_one("#race-summary", Static).update(race_summary(state), layout=False)
+        self.query_one("#race-summary", Static).update(race_summary(state), layout=False)
         empty = self.query_one("#race-empty", Static)
         empty.display = not state.lanes
         self.query_one("#lanes").display = bool(state.lanes)
@@ -148,13 +150,13 @@ class RaceScreen(BoutScreen):
         self._sync_lanes(state)
         self._focus_first_lane()
         project = self.session.project
-        now = self.session.now()
+        now, wall = self.session.now(), self.session.clock()
         for quota, box in self._lanes.items():
             lane = state.lanes.get(quota)
             if lane is None or not box.is_mounted:
                 continue
             capacity = project.config.run.capacity(quota) if project is not None else 1
-            box.show(lane, state, self.session.outputs, now, capacity, full=full)
+            box.show(lane, state, self.session.outputs, now, capacity, wall)
 
     def _sync_lanes(self, state: BoutState) -> None:
         container = self.query_one("#lanes", Container)
@@ -226,12 +228,6 @@ class RaceScreen(BoutScreen):
             if focused is not None and focused is not shown:
                 shown.attempts.focus()
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The lane switch is there only while one lane is shown at a time."""
-        if action == "step":
-            return self._one_lane
-        return super().check_action(action, parameters)
-
     def action_step(self, step: int) -> None:
         """`]` and `[` step through what a screen shows one at a time: here, the lanes."""
         self._shown_lane += step
@@ -252,6 +248,17 @@ class RaceScreen(BoutScreen):
     def _attempt_chosen(self, event: PickList.Picked) -> None:
         event.stop()
         self.app.push_screen(AttemptScreen(event.row_id))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Cancel only while this app's run goes on; retry only while nothing runs; the
+        lane switch only while one lane is shown at a time."""
+        if action == "step":
+            return self._one_lane
+        if action == "cancel_attempt":
+            return self.session.running_bout is not None and not self.session.watching
+        if action == "retry_failed":
+            return not self.session.engine_running and not self.session.watching
+        return super().check_action(action, parameters)
 
     def action_cancel_attempt(self) -> None:
         attempt = self._highlighted()

@@ -27,6 +27,7 @@ class ReportScreen(BoutScreen):
         Binding("e", "export", "Export md + json", id="export",
                 tooltip="Write .bugbout/report.md and .bugbout/report.json"),
     ]  # fmt: skip
+    WRITES = frozenset({"export"})
 
     class Built(Message):
         def __init__(self, report: Report | None, error: str | None) -> None:

@@ -181,6 +181,7 @@ class TasksScreen(BoutScreen):
         Binding("t", "next_tab", "Issue/Fix/Tests", id="next-tab",
                 tooltip="Show the next tab of the highlighted task: issue, fix, tests"),
     ]  # fmt: skip
+    WRITES = frozenset({"toggle_select", "select_all", "decide", "mine"})
 
     class Decided(Message):
         """Decisions were written to bugbout.toml (or could not be)."""

@@ -182,6 +182,7 @@ class VerdictsScreen(BoutScreen):
                 tooltip="Make the shown policy the project's [judge] policy"),
         Binding("enter", "open_cell", "Open cell", id="open-evidence", show=False),
     ]  # fmt: skip
+    WRITES = frozenset({"save_policy"})
 
     class PolicySaved(Message):
         def __init__(self, policy: Policy, error: str | None) -> None:

@@ -1,9 +1,10 @@
 """One quota lane of the race: what runs now, its output, what waits and what ended.
 
 Agents sharing a quota (one plan, one rate limit) take turns, so a lane is the natural
-unit to watch: at most `capacity` attempts run in it at once. The lane redraws only
-what changed since its last redraw, and its log takes new lines in one batch. Names and
-the parking message come from the config and from agents: they are shown inert.
+unit to watch: at most `capacity` attempts run in it at once. Its head, output and list
+are drawn together from one state, so they never disagree; the head and list only when
+the lane changed or its clocks moved on, and the log takes new lines in one batch. Names
+and the parking message come from the config and from agents: they are shown inert.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Container
 from textual.widgets import Static
 
+from bugbout_tui.agents.quota import limit_resets
 from bugbout_tui.core import look
 from bugbout_tui.core.text import inert_line
 from bugbout_tui.engine.state import AttemptView, BoutState, LaneView
@@ -80,6 +82,39 @@ def lane_counts(quota: str, lane: LaneView, capacity: int, width: int) -> Text:
     return Text.assemble((name, "bold"), (counts, "dim"))
 
 
+def last_started(lane: LaneView, views: dict[str, AttemptView]) -> str | None:
+    """The newest finished attempt whose agent ran: when a lane parks, the attempts it
+    never let out end after the one that hit the limit, and have nothing to show."""
+    for attempt in reversed(lane.finished):
+        view = views.get(attempt)
+        if view is not None and view.logdir is not None:
+            return attempt
+    return lane.finished[-1] if lane.finished else None
+
+
+def parked_until(lane: LaneView, now: datetime) -> Text:
+    """A parked lane's third line: when its limit resets and how long until then, as far
+    as the agent's message says."""
+    said_at = lane.parked_at or now
+    resets = limit_resets(lane.parked or "", said_at)
+    if resets is None:
+        return Text("  the agent did not say when the limit resets", style="dim magenta")
+    local = resets.astimezone()
+    when = local.strftime("%H:%M")
+    if local.date() != now.astimezone().date():
+        when = local.strftime("%b %d %H:%M")
+    line = Text(f"  resets at {when}", style="bold magenta")
+    left = (resets - now).total_seconds()
+    if left >= 86_400:
+        days, rest = divmod(int(left), 86_400)
+        line.append(f" · in {days} d {rest // 3600} h", style="magenta")
+    elif left > 0:
+        line.append(f" · in {look.clock(left)}", style="magenta")
+    else:
+        line.append(" · it has reset: f retries", style="magenta")
+    return line
+
+
 class LaneList(PickList):
     """A lane's attempts; enter opens the highlighted one."""
 
@@ -114,9 +149,13 @@ class LaneBox(Container):
         self.quota = quota
         self._log_attempt: str | None = None
         self._log_seen = 0
-        self._drawn = False
-        self._head_drawn_from: tuple[LaneView, list[AttemptView], int, datetime, bool] | None
-        self._head_drawn_from = None
+        self._drawn: tuple[object, ...] | None = None
+        """What the head and list were last drawn from: the lane's version, whether the
+        run had ended, its capacity, and the seconds its clocks showed."""
+        self._head_drawn_from: (
+            tuple[LaneView, list[AttemptView], int, datetime, datetime, bool] | None
+        ) = None
+        """What the head was last drawn from, to draw it again when the lane is resized."""
 
     def compose(self) -> ComposeResult:
         yield Static(classes="lane-head")
@@ -137,18 +176,22 @@ class LaneBox(Container):
         outputs: OutputBook,
         now: datetime,
         capacity: int,
-        *,
-        full: bool = True,
+        wall: datetime,
     ) -> None:
-        """Redraw from the state: the log always, the head and the list when `full`; only
-        the parts that changed are touched."""
+        """Redraw from the state: the log takes its new lines, the head and the list are
+        drawn again when the lane or the second on its clocks changed. `now` is what the
+        attempts' clocks count to (it stands still once a run ended); `wall` is the wall
+        clock, which a parked lane counts down to its reset by."""
         views = state.attempts
         running = [views[a] for a in lane.running if a in views]
-        self._show_log(lane, running, outputs)
-        if full or not self._drawn:
-            self._drawn = True
-            ended = state.outcome is not None
-            self._show_head(lane, running, capacity, now, ended)
+        self._show_log(lane, running, views, outputs)
+        ended = state.outcome is not None
+        second = int(now.timestamp()) if running else 0
+        countdown = int(wall.timestamp()) if lane.parked is not None else 0
+        drawn = (lane.version, ended, capacity, second, countdown)
+        if drawn != self._drawn:
+            self._drawn = drawn
+            self._show_head(lane, running, capacity, now, wall, ended)
             order = [*lane.running, *reversed(lane.finished), *lane.queued]
             self._show_list([views[a] for a in order if a in views], now, ended)
 
@@ -158,14 +201,18 @@ class LaneBox(Container):
         running: list[AttemptView],
         capacity: int,
         now: datetime,
+        wall: datetime,
         ended: bool,
     ) -> None:
-        self._head_drawn_from = (lane, running, capacity, now, ended)
+        self._head_drawn_from = (lane, running, capacity, now, wall, ended)
         head = lane_counts(self.quota, lane, capacity, self.content_size.width)
         second: Text
+        lines = [head]
         if lane.parked is not None:
             second = Text("‖ parked on a usage limit: ", style="bold magenta")
             second.append(inert_line(lane.parked), style="magenta")
+            lines.append(second)
+            second = parked_until(lane, wall)
         elif running and ended:
             second = Text(f"■ {len(running)} stopped with the run; s carries on", style="yellow")
         elif running:
@@ -184,11 +231,14 @@ class LaneBox(Container):
             second = Text("waiting for its turn", style="dim")
         else:
             second = Text("✓ lane finished", style="green")
-        for part in (head, second):
+        lines.append(second)
+        for part in lines:
             part.no_wrap = True
             part.overflow = "ellipsis"
-        # Two lines in a row of fixed height: no layout pass for the whole screen.
-        self.query_one(".lane-head", Static).update(Text("\n").join([head, second]), layout=False)
+        # Lines in a row of fixed height: no layout pass for the whole screen (a parked
+        # lane's head has a third line, for when the limit resets).
+        self.set_class(lane.parked is not None, "-parked")
+        self.query_one(".lane-head", Static).update(Text("\n").join(lines), layout=False)
 
     def on_resize(self) -> None:
         """The counts' wording depends on the width: a lane just laid out draws its head
@@ -196,8 +246,14 @@ class LaneBox(Container):
         if self._head_drawn_from is not None:
             self._show_head(*self._head_drawn_from)
 
-    def _show_log(self, lane: LaneView, running: list[AttemptView], outputs: OutputBook) -> None:
-        followed = running[0].attempt if running else (lane.finished[-1] if lane.finished else None)
+    def _show_log(
+        self,
+        lane: LaneView,
+        running: list[AttemptView],
+        views: dict[str, AttemptView],
+        outputs: OutputBook,
+    ) -> None:
+        followed = running[0].attempt if running else last_started(lane, views)
         log = self.query_one(OutputTail)
         if followed != self._log_attempt:
             log.clear()

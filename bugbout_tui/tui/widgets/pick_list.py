@@ -23,8 +23,10 @@ from textual.widget import Widget
 
 
 class PickList(Widget, can_focus=True):
-    """Rows of (id, text); a cursor that keeps its row across reorders; enter or a
-    click posts `Picked` with the row's id."""
+    """Rows of (id, text); enter or a click posts `Picked` with the id of the row under
+    the cursor. A cursor the person put on a row keeps that row across reorders; one
+    never moved stays on the first row (a lane's running attempt), rather than following
+    whatever row happened to be first when the list was drawn."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"pick-list--cursor"}
     DEFAULT_CSS = """
@@ -64,6 +66,8 @@ class PickList(Widget, can_focus=True):
         self._segments: dict[str, tuple[str, list[Segment]]] = {}
         """Row id -> (plain text, its segments), reused while the text stays the same."""
         self._cursor: int | None = None
+        self._placed = False
+        """Whether the person put the cursor where it is (keys, a click, `highlight`)."""
         self._top = 0
         """The first row shown."""
         self._frame = (0, Style(), Style())
@@ -85,11 +89,12 @@ class PickList(Widget, can_focus=True):
         """Put the cursor on `row_id`; an unknown id leaves it where it is."""
         if row_id in self._ids:
             self._cursor = self._ids.index(row_id)
+            self._placed = True
             self.refresh()
 
     def set_rows(self, rows: list[tuple[str, Text]]) -> None:
-        """Show `rows`, in order. The cursor stays on its row if the row is still there,
-        else goes to the first row."""
+        """Show `rows`, in order. A placed cursor stays on its row if the row is still
+        there; otherwise the cursor is on the first row."""
         ids = [row_id for row_id, _ in rows]
         texts = [text for _, text in rows]
         if ids == self._ids and [t.plain for t in texts] == [t.plain for t in self._texts]:
@@ -98,13 +103,18 @@ class PickList(Widget, can_focus=True):
         self._ids, self._texts = ids, texts
         for gone in self._segments.keys() - set(ids):
             del self._segments[gone]
-        self._cursor = ids.index(keep) if keep in ids else (0 if ids else None)
+        if self._placed and keep in ids:
+            self._cursor = ids.index(keep)
+        else:
+            self._placed = False
+            self._cursor = 0 if ids else None
         self.refresh()
 
     def action_move(self, step: int) -> None:
         if self._cursor is None:
             return
         self._cursor = max(0, min(len(self._ids) - 1, self._cursor + step))
+        self._placed = True
         self.refresh()
 
     def action_pick(self) -> None:
@@ -115,6 +125,7 @@ class PickList(Widget, can_focus=True):
         index = self._top + event.y
         if 0 <= index < len(self._ids):
             self._cursor = index
+            self._placed = True
             self.refresh()
             self.action_pick()
 
