@@ -270,12 +270,12 @@ async def test_when_the_followed_run_ends_the_app_can_start_runs_again(
             assert {"start", "retry_failed"} <= offered(app), offered(app)
             assert "read-only" not in str(app.screen.query_one("StatusHeader").render())
 
-            await pilot.press("s")  # carries on, in this app
+            await pilot.press("s", "enter")  # carries on, in this app, once confirmed
             await until(pilot, lambda: app.engine is not None, "the engine", 10)
             await until(pilot, lambda: app.state.attempts.get("calc-1/hang") is not None
                         and app.state.attempts["calc-1/hang"].phase == "running",
                         "the attempt to run again", 60)  # fmt: skip
-            await pilot.press("s")
+            await pilot.press("s", "enter")
             await until(pilot, lambda: app.engine is None, "the engine to stop", 30)
         await until_dead(token)
     finally:
