@@ -49,36 +49,62 @@ RACE_TIMEOUT = 300.0
 MONO = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 
 
-def telling(state: BoutState) -> bool:
-    """Whether the race shows what sells it: a lane parked on its quota, every other lane
-    running an attempt that has printed, and attempts already finished."""
-    parked = [lane for lane in state.lanes.values() if lane.parked]
+def busy(state: BoutState) -> bool:
+    """Whether every lane not parked runs an attempt that has printed, after attempts
+    have already finished."""
     working = [lane for lane in state.lanes.values() if not lane.parked]
     finished = sum(len(lane.finished) for lane in state.lanes.values())
-    return bool(parked and working and finished >= 3) and all(
-        lane.running and all(state.attempts[a].lines for a in lane.running)
-        for lane in working
+    return bool(working and finished >= 3) and all(
+        lane.running and all(state.attempts[a].lines for a in lane.running) for lane in working
     )
 
 
+def telling(state: BoutState) -> bool:
+    """Whether the race shows what sells it: a lane parked on its quota beside a busy
+    one."""
+    return busy(state) and any(lane.parked for lane in state.lanes.values())
+
+
+def pace(project: Path) -> None:
+    """Slow the fast lane to one attempt at a time and give the rationed agent one task's
+    allowance, so the demo's lanes overlap long enough for one to park beside the other."""
+    config = project / "bugbout.toml"
+    text = config.read_text(encoding="utf-8")
+    text = text.replace('"lane-a" = 2', '"lane-a" = 1').replace(
+        '"--allowance", "2"', '"--allowance", "1"'
+    )
+    config.write_text(text, encoding="utf-8")
+
+
 async def capture_race(project: Path, out: Path) -> list[Path]:
-    """The Race screen and one attempt, live, then the rest of the bout run to its end."""
+    """The Race screen and one running attempt, live, then the rest of the bout run to
+    its end. The race is taken at its most telling moment, or at its first busy one when
+    no lane parks while another runs."""
+    pace(project)
     race, attempt = out / "race.svg", out / "attempt.svg"
     app = make_app(project, start=True)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3")
-        deadline = asyncio.get_running_loop().time() + RACE_TIMEOUT
-        while not telling(app.state):
-            if app.engine is None or asyncio.get_running_loop().time() > deadline:
-                raise SystemExit("the demo's race never showed a parked lane beside a busy one")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + RACE_TIMEOUT
+        while app.engine is None and loop.time() < deadline:
             await pilot.pause(0.1)
-        app.tick()
-        await pilot.pause(0.3)
-        race.write_text(app.export_screenshot(title="bugbout-tui"), encoding="utf-8")
-        await pilot.press("enter")
-        await pilot.pause(1.0)
-        attempt.write_text(app.export_screenshot(title="bugbout-tui"), encoding="utf-8")
-        await pilot.press("escape")
+        shot: str | None = None
+        while app.engine is not None and loop.time() < deadline:
+            if telling(app.state) or (shot is None and busy(app.state)):
+                app.tick()
+                await pilot.pause(0.3)
+                shot = app.export_screenshot(title="bugbout-tui")
+                if telling(app.state):
+                    break
+                await pilot.press("enter", "right", "right")  # its Log tab
+                await pilot.pause(1.0)
+                attempt.write_text(app.export_screenshot(title="bugbout-tui"), encoding="utf-8")
+                await pilot.press("escape")
+            await pilot.pause(0.1)
+        if shot is None or not attempt.exists():
+            raise SystemExit("the demo's race never had every lane busy at once")
+        race.write_text(shot, encoding="utf-8")
         await app.workers.wait_for_complete()
     return [race, attempt]
 
