@@ -18,5 +18,6 @@ def test_write_lines():
     invoice = Invoice("INV-0042", "ACME Corp.", date(2024, 3, 1))
     invoice.add_line("Consulting", 2, "150.00")
     assert write_lines(invoice) == (
-        "description,quantity,unit_price,amount,currency\nConsulting,2,150.00,300.00,USD\n"
+        "description,quantity,unit_price,amount,currency\n"
+        "Consulting,2,150.00,300.00,USD\n"
     )

@@ -35,6 +35,4 @@ def test_pdf_filename():
 
 def test_reminder_text():
     text = reminder_text(make_invoice(), date(2024, 4, 10))
-    assert (
-        text == "Invoice INV-0042 has been overdue since 2024-03-31 (10 days). Please pay $319.99."
-    )
+    assert text == "Invoice INV-0042 has been overdue since 2024-03-31 (10 days). Please pay $319.99."

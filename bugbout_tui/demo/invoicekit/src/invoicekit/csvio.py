@@ -27,7 +27,5 @@ def write_lines(invoice: Invoice) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([*COLUMNS, "amount", "currency"])
     for line in invoice.lines:
-        writer.writerow(
-            [line.description, line.quantity, line.unit_price, line.amount, invoice.currency]
-        )
+        writer.writerow([line.description, line.quantity, line.unit_price, line.amount, invoice.currency])
     return out.getvalue()

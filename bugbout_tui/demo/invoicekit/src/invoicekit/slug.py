@@ -7,7 +7,7 @@ import unicodedata
 
 
 def slugify(text: str) -> str:
-    """ "ACME Corp." -> "acme-corp"."""
+    """"ACME Corp." -> "acme-corp"."""
     text = unicodedata.normalize("NFKD", text)
     text = text.encode("ascii", "ignore").decode("ascii").lower()
     text = re.sub(r"[^a-z0-9]+", "-", text)
