@@ -303,6 +303,12 @@ class Tokens(BaseModel):
     cached: int | None = None
 
 
+def attempt_name(task: str, agent: str) -> str:
+    """How an attempt is named in events, logs and on the race board: the board matches
+    a stored attempt to the run's live one by this name, so both spell it here."""
+    return f"{task}/{agent}"
+
+
 class Attempt(Record):
     """`attempts/<task>/<contestant>.json`: one agent on one task, written when it ends."""
 
@@ -328,6 +334,11 @@ class Attempt(Record):
     touched, under `hide-touched-tests`). None in records from before this was kept,
     when every test file the fix touched was kept out. Its tests are examined over
     exactly the files it had."""
+
+    @property
+    def id(self) -> str:
+        """`task/contestant`, as the race's events name it."""
+        return attempt_name(self.task, self.contestant)
 
     @property
     def scorable(self) -> bool:

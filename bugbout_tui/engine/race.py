@@ -40,7 +40,7 @@ from bugbout_tui.core.events import (
     ErrorRaised,
     QuotaParked,
 )
-from bugbout_tui.core.models import Attempt, Task, Tokens
+from bugbout_tui.core.models import Attempt, Task, Tokens, attempt_name
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.core.paths import bugbout_home, known_homes
 from bugbout_tui.engine.context import StageContext, StageRunner
@@ -236,7 +236,7 @@ class Race(StageRunner):
         jobs: list[Job] = []
         waiting: dict[int, tuple[Task, Entrant, str]] = {}
         for task, entrant in needed:
-            attempt_id = f"{task.id}/{entrant.agent.name}"
+            attempt_id = attempt_name(task.id, entrant.agent.name)
             self.bus.emit(
                 AttemptQueued(
                     attempt=attempt_id,

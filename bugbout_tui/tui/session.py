@@ -289,7 +289,7 @@ class Session:
         stored.sort(key=lambda attempt: attempt.ended_at)
         return [
             AttemptView(
-                attempt=f"{attempt.task}/{attempt.contestant}",
+                attempt=attempt.id,
                 task=attempt.task,
                 contestant=attempt.contestant,
                 role=attempt.role,
