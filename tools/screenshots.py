@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import re
 import sys
@@ -133,8 +134,20 @@ def to_png(svg: Path) -> Path | None:
         return None
     text = re.sub(r"font-family: [^;\"]*", f"font-family: {MONO}", svg.read_text())
     png = svg.with_suffix(".png")
-    cairosvg.svg2png(bytestring=text.encode(), write_to=str(png))
+    cairosvg.svg2png(bytestring=text.encode(), write_to=str(png), scale=whole_rows(text))
     return png
+
+
+def whole_rows(svg: str) -> float:
+    """The scale that makes a terminal row a whole number of pixels.
+
+    The export's rows are 24.4 pixels apart, and each row's text is clipped to its row:
+    at that pitch a border drawn down many rows shows hairline gaps wherever a row edge
+    falls mid-pixel, which a terminal never shows.
+    """
+    found = re.search(r"line-height: ([\d.]+)px", svg)
+    pitch = float(found.group(1)) if found else 0.0
+    return math.floor(pitch) / pitch if pitch >= 1 else 1.0
 
 
 def take_all(project: Path, out: Path) -> list[Path]:

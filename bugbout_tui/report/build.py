@@ -727,7 +727,13 @@ def _task_row(
         if counted and verdict.pick is not None:
             right = found.get(verdict.pick) == "resolved"
         picks.append(
-            PolicyPick(policy=each, pick=verdict.pick, right=right, abstained=verdict.abstained)
+            PolicyPick(
+                policy=each,
+                pick=verdict.pick,
+                right=right,
+                abstained=verdict.abstained,
+                decided_by=verdict.decided_by,
+            )
         )
     configured = _picked(task.id, policy, verdicts)
     gate = {} if configured is None else {a.patch: a.approved for a in configured.assessments}

@@ -450,17 +450,26 @@ def _tasks(report: Report) -> str:
         return "\n\n".join(parts)
     header = ["Task", "Title", *policies, "Patches"]
     parts.append(_table(header, rows, numeric=len(header)))
-    reasons = _abstentions(raced, report)
+    chosen = _explained(raced, report, picked=True)
+    if chosen:
+        parts.append(f"How the `{report.policy}` policy chose its pick:\n\n{chosen}")
+    reasons = _explained(raced, report, picked=False)
     if reasons:
         parts.append(f"Why the `{report.policy}` policy abstained:\n\n{reasons}")
     return "\n\n".join(parts)
 
 
-def _abstentions(rows: Sequence[TaskRow], report: Report) -> str:
+def _explained(rows: Sequence[TaskRow], report: Report, *, picked: bool) -> str:
+    """One line per task under the configured policy: the step that decided its pick, or
+    why it abstained."""
     lines = []
     for row in rows:
         pick = next(pick for pick in row.picks if pick.policy == report.policy)
-        if pick.pick is None:
+        if (pick.pick is not None) != picked:
+            continue
+        if picked:
+            reason = markdown_text(pick.decided_by or "no reason recorded")
+        else:
             reason = markdown_text(pick.abstained or "no reason recorded")
-            lines.append(f"- {markdown_text(row.task)}: {reason}")
+        lines.append(f"- {markdown_text(row.task)}: {reason}")
     return "\n".join(lines)

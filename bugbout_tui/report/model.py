@@ -391,6 +391,9 @@ class PolicyPick(_Part):
     """Whether the pick resolved the task; None when the task is not counted or abstained."""
     abstained: str | None = None
     """Why nothing was picked."""
+    decided_by: str | None = None
+    """The step that chose the pick among the approved patches, in words ("alpha's patch
+    is smaller: 3 lines against 7"); None when the judge abstained."""
 
 
 class PatchRow(_Part):

@@ -168,8 +168,9 @@ async def test_head_output_counts_and_cursor_come_from_the_same_moment(calc: Pat
         assert detail.attempt == "calc-3/hasty"
 
 
+@pytest.mark.parametrize("size", [(160, 45), (80, 24)], ids=["160x45", "80x24"])
 async def test_a_parked_lane_shows_the_attempt_that_hit_the_limit_and_when_it_resets(
-    calc: Path,
+    calc: Path, size: tuple[int, int]
 ) -> None:
     journal(calc, [
         *started("race"),
@@ -186,7 +187,7 @@ async def test_a_parked_lane_shows_the_attempt_that_hit_the_limit_and_when_it_re
         BoutFinished(at=AT, outcome="done"),
     ])  # fmt: skip
     app = BugboutApp(calc / "bugbout.toml", clock=lambda: FIXED_NOW)
-    async with app.run_test(size=(160, 45)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await press_and_settle(pilot, "3")
         screen = app.screen
         assert isinstance(screen, RaceScreen)
@@ -195,7 +196,7 @@ async def test_a_parked_lane_shows_the_attempt_that_hit_the_limit_and_when_it_re
         lines = head(beta)
         assert lines[1].startswith("‖ parked on a usage limit: You've hit")
         assert lines[2].strip() == "resets at 14:05 · in 2:05:00"
-        # Two lanes across 160 columns: the line of the reset time is drawn whole.
+        # Two lanes, across 160 columns or 80: the line of the reset time is drawn whole.
         shown = beta.query_one(".lane-head", Static).render_lines(
             beta.query_one(".lane-head").region.reset_offset
         )

@@ -534,7 +534,7 @@ async def test_t_steps_through_the_task_tabs_and_the_footer_says_so(calc: Path) 
             key: active.binding.description for key, active in app.active_bindings.items()
             if active.binding.show
         }  # fmt: skip
-        assert shown.get("t") == "Issue/Fix/Tests"
+        assert shown.get("t") == "Tabs"
         assert shown.get("space") == "Select, next"
         tabs = screen.query_one(TabbedContent)
         seen = [tabs.active]

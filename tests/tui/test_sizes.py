@@ -168,3 +168,26 @@ async def test_at_80_columns_every_task_shows_its_status(calc: Path) -> None:
     rows = {line.split()[0]: line for line in lines if line.strip().startswith("calc-")}
     assert "will race" in rows["calc-1"] and "will race" in rows["calc-2"], rows
     assert "not scored:" in rows["calc-3"], rows
+
+
+async def test_at_80_columns_the_tasks_footer_says_how_to_reach_the_fix_and_tests_tabs(
+    calc: Path,
+) -> None:
+    app = calc_app(calc)
+    async with app.run_test(size=SMALLEST) as pilot:
+        await settle(pilot)
+        footer = screen_lines(app)[-1]
+    for key in ("t Tabs", "space Select, next", "a Accept", "x Exclude", "u Undo"):
+        assert key in footer, footer
+
+
+async def test_at_80_columns_the_cell_table_shows_what_each_test_counts_as(calc: Path) -> None:
+    app = calc_app(calc)
+    async with app.run_test(size=SMALLEST) as pilot:
+        await settle(pilot)
+        await press_and_settle(pilot, "4", "down", "down", "right", "right", "enter")
+        lines = screen_lines(app)
+    header = next(line for line in lines if line.lstrip().startswith("test "))
+    assert header.rstrip().endswith("counts as"), header
+    rows = [line for line in lines if "tests/test_x.py::" in line and "reproduction" in line]
+    assert rows and all("⚑ reproduction" in row for row in rows), lines

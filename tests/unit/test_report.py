@@ -716,7 +716,9 @@ def test_task_rows_for_drill_down(report: Report) -> None:
     ]
     t2 = rows["t2"]
     assert (t2.picks[0].pick, t2.picks[0].right) == ("alpha", True)
+    assert t2.picks[0].decided_by == "alpha's patch is smaller: 5 lines against 10 for beta"
     assert t2.picks[1].pick is None and t2.picks[1].abstained
+    assert t2.picks[1].decided_by is None
     assert [(p.contestant, p.status, p.approved) for p in t2.patches] == [
         ("alpha", "resolved", True),
         ("beta", "resolved", True),
@@ -815,6 +817,10 @@ def test_markdown_reads_as_a_document(report: Report) -> None:
     assert "| gamma | contestant | n/a | 0 | 2 |" in text
     assert "conftest.py" in text
     assert "Fix bug number 1 \\| with a pipe" in text  # a title cannot break a table
+    assert (
+        "How the `majority` policy chose its pick:\n\n- t1: beta has the higher support"
+    ) in text
+    assert "- t2: alpha's patch is smaller: 5 lines against 10 for beta" in text
     for term in ("resolved", "fixed but broke", "wrong fix", "no fix", "quota", "support", "AUC"):
         assert f"**{term}**" in text, term
 

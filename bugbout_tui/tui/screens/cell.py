@@ -23,6 +23,16 @@ from bugbout_tui.core.models import Attempt
 from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.tui.matrix_view import BASE, Filters, TestLine, cell_tests
 from bugbout_tui.tui.screens.base import BoutScreen
+from bugbout_tui.tui.widgets.columns import Column, add_columns, fit_columns
+
+COLUMNS = (
+    Column("test", "test", 100, share=1),
+    Column("here", "on this tree", 12),
+    Column("base", "on the base", 11),
+    Column("counts", "counts as", 14),
+)
+"""The test's id takes what the outcomes and what it counts as leave: those are what a
+person opens the cell for, so they stay on screen at 80 columns."""
 
 
 def counts_as_text(line: TestLine) -> Text:
@@ -50,6 +60,13 @@ def source_patch_view(tree: str, attempt: Attempt | None) -> RenderableType:
     return Group(head, Syntax(inert(attempt.patch.source), "diff", theme="ansi_dark"))
 
 
+class CellTable(DataTable[Text]):
+    """A cell's tests, one a row; its columns fit its width."""
+
+    def on_resize(self) -> None:
+        fit_columns(self, COLUMNS)
+
+
 class CellScreen(BoutScreen):
     """Pushed from the Matrix screen (or a verdict's evidence); escape returns."""
 
@@ -75,17 +92,14 @@ class CellScreen(BoutScreen):
 
     def body(self) -> ComposeResult:
         yield Static(id="cell-title")
-        yield DataTable(id="cell-table", cursor_type="row", zebra_stripes=True)
+        yield CellTable(id="cell-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="cell-detail-box"):
             yield Static(id="cell-detail")
             yield Static(id="cell-patch")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_column("test", key="test")
-        table.add_column("on this tree", key="here")
-        table.add_column("on the unfixed base", key="base")
-        table.add_column("counts as", key="counts")
+        table = self.query_one(CellTable)
+        add_columns(table, COLUMNS)
         table.focus()
 
     def show_records(self) -> None:
@@ -112,11 +126,11 @@ class CellScreen(BoutScreen):
         header.append("   esc returns", style="dim")
         title.update(header)
         self._lines = cell_tests(matrix, self.tree_name, self.author, self.filters)
-        table = self.query_one(DataTable)
+        table = self.query_one(CellTable)
         table.clear()
         for line in self._lines:
             table.add_row(
-                Text(inert_line(line.test)),
+                Text(inert_line(line.test), no_wrap=True, overflow="ellipsis"),
                 look.outcome_text(line.cell.outcome if line.cell else None),
                 look.outcome_text(line.base.outcome if line.base else None),
                 counts_as_text(line),

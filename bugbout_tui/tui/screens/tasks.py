@@ -174,12 +174,12 @@ class TasksScreen(BoutScreen):
                 tooltip="Race the selected (or highlighted) tasks"),
         Binding("x", "decide('excluded')", "Exclude", id="exclude",
                 tooltip="Never race the selected (or highlighted) tasks"),
+        Binding("t", "next_tab", "Tabs", id="next-tab",
+                tooltip="Show the next tab of the highlighted task: issue, fix, tests"),
         Binding("u", "decide('')", "Undo", id="undecide",
                 tooltip="Remove your decision: the task follows the defaults again"),
         Binding("asterisk", "select_all", "Select all/none", id="select-all", show=False),
         Binding("m", "mine", "Mine now", id="mine", tooltip="Mine the history and stop there"),
-        Binding("t", "next_tab", "Issue/Fix/Tests", id="next-tab",
-                tooltip="Show the next tab of the highlighted task: issue, fix, tests"),
     ]  # fmt: skip
     WRITES = frozenset({"toggle_select", "select_all", "decide", "mine"})
 
