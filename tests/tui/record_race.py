@@ -14,11 +14,13 @@ import json
 import os
 import sys
 import tempfile
+from datetime import datetime, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
+from tuiapp import FIXED_NOW  # noqa: E402
 from tuiproject import EVENTS, build_project  # noqa: E402
 
 from bugbout_tui.engine.bout import Bout  # noqa: E402
@@ -56,9 +58,22 @@ def record() -> None:
         Bout(Project.load(root)).run(until="race")
         lines = (root / ".bugbout" / "events.jsonl").read_text().splitlines()
         fixed = [line.replace(scratch, "/tmp/bugbout-recording") for line in lines]
-        (EVENTS / "race.jsonl").write_text("\n".join(fixed) + "\n")
-        (EVENTS / "race-midway.jsonl").write_text("\n".join(midway(fixed)) + "\n")
+        ended = dated(fixed, FIXED_NOW - timedelta(minutes=5))
+        live = dated(midway(fixed), FIXED_NOW - timedelta(seconds=1))
+        (EVENTS / "race.jsonl").write_text("\n".join(ended) + "\n")
+        (EVENTS / "race-midway.jsonl").write_text("\n".join(live) + "\n")
         print(f"recorded {len(fixed)} events")
+
+
+def dated(lines: list[str], last: datetime) -> list[str]:
+    """The journal moved in time so its last event is at `last`: the replaying tests
+    read the clock as `FIXED_NOW`, and a run recorded after that moment would show a
+    limit that resets months away and attempts running for less than nothing."""
+    events = [json.loads(line) for line in lines]
+    shift = last - datetime.fromisoformat(events[-1]["at"])
+    for event in events:
+        event["at"] = (datetime.fromisoformat(event["at"]) + shift).isoformat()
+    return [json.dumps(event, separators=(",", ":"), ensure_ascii=False) for event in events]
 
 
 def midway(lines: list[str]) -> list[str]:

@@ -217,6 +217,19 @@ def test_a_message_without_a_reset_time_says_so_without_a_countdown() -> None:
     )
 
 
+def test_in_a_lane_38_columns_wide_the_reset_line_keeps_its_time_and_countdown() -> None:
+    """Two lanes at 80 columns leave each 38: the words around the time give way first."""
+    lane = LaneView(quota="beta", parked="You've hit your limit · resets Mar 3 at 4pm (UTC)",
+                    parked_at=AT)  # fmt: skip
+    far = parked_until(lane, FIXED_NOW, width=38).plain
+    assert far.strip() == "resets at Mar 03 16:00 · in 61 d 4 h", far
+    lane.parked = "You've hit your limit · resets Jan 3 at 4pm (UTC)"
+    reset = parked_until(lane, FIXED_NOW + timedelta(days=3), width=38).plain
+    assert reset.strip() == "reset at Jan 03 16:00 · f retries", reset
+    for line in (far, reset):
+        assert len(line) <= 38, line
+
+
 # --- following a run, then running again -----------------------------------------------
 
 

@@ -92,9 +92,10 @@ def last_started(lane: LaneView, views: dict[str, AttemptView]) -> str | None:
     return lane.finished[-1] if lane.finished else None
 
 
-def parked_until(lane: LaneView, now: datetime) -> Text:
+def parked_until(lane: LaneView, now: datetime, width: int = 0) -> Text:
     """A parked lane's third line: when its limit resets and how long until then, as far
-    as the agent's message says."""
+    as the agent's message says. In a narrow lane (`width`) the words around the time
+    give way before the time itself or the countdown would be cut."""
     said_at = lane.parked_at or now
     resets = limit_resets(lane.parked or "", said_at)
     if resets is None:
@@ -103,16 +104,19 @@ def parked_until(lane: LaneView, now: datetime) -> Text:
     when = local.strftime("%H:%M")
     if local.date() != now.astimezone().date():
         when = local.strftime("%b %d %H:%M")
-    line = Text(f"  resets at {when}", style="bold magenta")
     left = (resets - now).total_seconds()
     if left >= 86_400:
         days, rest = divmod(int(left), 86_400)
-        line.append(f" · in {days} d {rest // 3600} h", style="magenta")
+        wordings = [(f"resets at {when}", f"in {days} d {rest // 3600} h"),
+                    (f"resets {when}", f"in {days} d")]  # fmt: skip
     elif left > 0:
-        line.append(f" · in {look.clock(left)}", style="magenta")
+        wordings = [(f"resets at {when}", f"in {look.clock(left)}")]
     else:
-        line.append(" · it has reset: f retries", style="magenta")
-    return line
+        wordings = [(f"resets at {when}", "it has reset: f retries"),
+                    (f"reset at {when}", "f retries")]  # fmt: skip
+    fits = [w for w in wordings if not width or cell_len(f"  {w[0]} · {w[1]}") <= width]
+    said, countdown = fits[0] if fits else wordings[-1]
+    return Text.assemble((f"  {said}", "bold magenta"), (f" · {countdown}", "magenta"))
 
 
 class LaneList(PickList):
@@ -212,7 +216,7 @@ class LaneBox(Container):
             second = Text("‖ parked on a usage limit: ", style="bold magenta")
             second.append(inert_line(lane.parked), style="magenta")
             lines.append(second)
-            second = parked_until(lane, wall)
+            second = parked_until(lane, wall, self.content_size.width)
         elif running and ended:
             second = Text(f"■ {len(running)} stopped with the run; s carries on", style="yellow")
         elif running:
