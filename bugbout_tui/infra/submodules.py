@@ -409,14 +409,17 @@ def rewrite_url(url: str, rules: Sequence[tuple[str, str]]) -> str:
 
 def _user_git_text(repo: Path, *args: str) -> str:
     """git with the user's configuration, for reading it; exit 1 means "not set"."""
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *args],
-        env=git_env(),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(repo), *args],
+            env=git_env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise GitError(f"git {args[0]} did not answer within 60 seconds", stderr="") from exc
     if proc.returncode != 0:
         message = proc.stderr.decode("utf-8", "replace").strip()
         raise GitError(f"git {args[0]} failed: {message}", stderr=message)

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 import shutil
 import subprocess
 import tarfile
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -58,8 +60,8 @@ def pristine_tree(repo: Path, commit: str, *, home: Path | None = None) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=root, prefix=f".{commit[:12]}."))
     try:
-        _archive(repo, commit, staging)
-        missing = fill_submodules(repo, commit, staging, home=home)
+        empty = _archive(repo, commit, staging)
+        missing = fill_submodules(repo, commit, staging, home=home) if empty else []
         if missing:
             if partial.is_dir():  # still lacking: the tree made before serves
                 shutil.rmtree(staging)
@@ -93,7 +95,13 @@ def _gaps_file(tree: Path) -> Path:
     return tree.with_name(f"{tree.name}.json")
 
 
-def _archive(repo: Path, commit: str, dest: Path) -> None:
+def _archive(repo: Path, commit: str, dest: Path) -> bool:
+    """Extract `commit` into `dest`; whether it holds an empty directory.
+
+    git tracks no empty directory, so one in the archive is where a submodule belongs:
+    only then is the commit asked for its submodules, and a tree without any costs no
+    more than the archive.
+    """
     archive = subprocess.Popen(
         ["git", "-C", str(repo), "archive", "--format=tar", commit],
         stdout=subprocess.PIPE,
@@ -101,11 +109,23 @@ def _archive(repo: Path, commit: str, dest: Path) -> None:
         env=git_env(user_config=False),
     )
     assert archive.stdout is not None
+    directories: set[str] = set()
+    parents: set[str] = set()
+
+    def watched(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
+        for member in tar:
+            name = member.name.rstrip("/")
+            if member.isdir():
+                directories.add(name)
+            parents.add(posixpath.dirname(name))
+            yield member
+
     with tarfile.open(fileobj=archive.stdout, mode="r|") as tar:
-        tar.extractall(dest, filter="tar")
+        tar.extractall(dest, members=watched(tar), filter="tar")
     stderr = archive.stderr.read().decode(errors="replace") if archive.stderr else ""
     if archive.wait() != 0:
         raise BugboutError(f"git archive {commit[:12]} failed in {repo}: {stderr.strip()}")
+    return bool(directories - parents)
 
 
 def _settle(staging: Path, target: Path) -> None:
