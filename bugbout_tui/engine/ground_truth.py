@@ -30,9 +30,15 @@ from bugbout_tui.engine.testing import (
     transient_failure,
 )
 from bugbout_tui.infra.pytest_run import TestRun, expand_collection_errors
-from bugbout_tui.infra.trees import copy_tree, pristine_tree
+from bugbout_tui.infra.submodules import MissingSubmodule
+from bugbout_tui.infra.trees import copy_tree, missing_submodules, pristine_tree
 from bugbout_tui.rules.examine import is_test_module
-from bugbout_tui.rules.ground_truth import PASSING, compute_oracle, unrunnable
+from bugbout_tui.rules.ground_truth import (
+    PASSING,
+    compute_oracle,
+    lacking_submodules,
+    unrunnable,
+)
 
 LOGS = ("base.log", "fix-1.log", "fix-2.log")
 """The output of the three runs, in the oracle's log folder."""
@@ -109,7 +115,7 @@ class GroundTruth(PytestRunner):
             shutil.rmtree(logs, ignore_errors=True)
             workspace.mkdir(parents=True)
             logs.mkdir(parents=True)
-            base, fix = await asyncio.to_thread(self._prepare, task, workspace)
+            base, fix, missing = await asyncio.to_thread(self._prepare, task, workspace)
             tests = [path for path in tests if (fix / path).is_file()]
             if not tests:
                 reason = "the fix deleted the test modules it touched"
@@ -153,12 +159,17 @@ class GroundTruth(PytestRunner):
         for run in (first, second):
             if run.error is not None:
                 reason = f"the tests could not run on the fix: {first_error(run.error, tree=fix)}"
+                if missing:
+                    reason = lacking_submodules(missing, reason)
                 return unrunnable(reason).model_copy(update=stored)
         known = set(first.outcomes) | set(second.outcomes)
         base_run = expand_collection_errors(base_run, known)
         oracle = compute_oracle(_outcomes(base_run), _outcomes(first), _outcomes(second))
         if not oracle.scored:
-            stored["reason"] = _why_unscored(oracle, first, fix) or oracle.reason
+            why = _why_unscored(oracle, first, fix) or oracle.reason
+            if missing and why is not None:
+                why = lacking_submodules(missing, why)
+            stored["reason"] = why
         return oracle.model_copy(update=stored)
 
     def _not_stored(self, task: Task, problem: str) -> None:
@@ -170,12 +181,18 @@ class GroundTruth(PytestRunner):
             )
         )
 
-    def _prepare(self, task: Task, workspace: Path) -> tuple[Path, Path]:
-        """Scratch copies: the base with the fix's test files put in, and the fix."""
+    def _prepare(self, task: Task, workspace: Path) -> tuple[Path, Path, list[MissingSubmodule]]:
+        """Scratch copies: the base with the fix's test files put in, and the fix; and
+        the submodules either lacks."""
         fixed = pristine_tree(self.repo, task.fix_commit)
-        base = copy_tree(pristine_tree(self.repo, task.base_commit), workspace / "base")
+        unfixed = pristine_tree(self.repo, task.base_commit)
+        base = copy_tree(unfixed, workspace / "base")
         put_fix_tests(base, fixed, task)
-        return base, copy_tree(fixed, workspace / "fix")
+        missing = {
+            (gap.path, gap.url, gap.commit): gap
+            for gap in [*missing_submodules(unfixed), *missing_submodules(fixed)]
+        }
+        return base, copy_tree(fixed, workspace / "fix"), list(missing.values())
 
 
 def _outcomes(run: TestRun) -> dict[str, str]:

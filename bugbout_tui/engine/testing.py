@@ -71,14 +71,27 @@ def tests_dir_at(tree: Path, tests: str, test_files: Iterable[str]) -> str | Non
 
 def put_fix_tests(tree: Path, fixed: Path, task: Task) -> None:
     """Lay the fix's test files and test data over `tree`, from `fixed` (the fix's
-    pristine tree); a file the fix deleted is deleted from `tree` too."""
+    pristine tree); a file the fix deleted is deleted from `tree` too. A directory among
+    them is a submodule the fix moved to another commit: the fix's replaces the tree's."""
     for path in [*task.test_files, *task.test_data_files]:
         target = tree / path
-        if (fixed / path).is_file():
+        source = fixed / path
+        if source.is_dir() and not source.is_symlink():
+            _remove(target)
+            shutil.copytree(source, target, symlinks=True)
+        elif source.is_file():
+            _remove(target)
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(fixed / path, target)
+            shutil.copy2(source, target)
         else:
-            target.unlink(missing_ok=True)
+            _remove(target)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def transient_failure(run: TestRun) -> bool:

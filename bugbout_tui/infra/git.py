@@ -302,7 +302,7 @@ def clone_dir(url: str) -> Path:
     return bugbout_home() / "repos" / f"{name}-{digest}"
 
 
-def _redacted(text: str) -> str:
+def redacted(text: str) -> str:
     """`text` with any password or token in a URL's user part hidden."""
     return _URL_CREDENTIALS.sub(r"\1***@", text)
 
@@ -317,8 +317,8 @@ def _clone_or_fetch(url: str) -> Path:
         except GitError as exc:
             log.warning(
                 "Could not update the clone of %s, using it as it is: %s",
-                _redacted(url),
-                _redacted(exc.stderr),
+                redacted(url),
+                redacted(exc.stderr),
             )
         return dest
     if dest.exists():
@@ -329,9 +329,9 @@ def _clone_or_fetch(url: str) -> Path:
         try:
             run_git(None, "clone", "--quiet", "--no-checkout", "--", url, str(staging))
         except GitError as exc:
-            stderr = _redacted(exc.stderr)
+            stderr = redacted(exc.stderr)
             raise GitError(
-                f"Could not clone {_redacted(url)}: {stderr}",
+                f"Could not clone {redacted(url)}: {stderr}",
                 stderr=stderr,
                 hint="Check the URL and that you can read it. bugbout never asks for a "
                 "password: use a credential helper, a token in the URL, or an SSH key.",

@@ -9,10 +9,11 @@ a correct patch as wrong at random.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from bugbout_tui.core import look
 from bugbout_tui.core.models import Oracle
+from bugbout_tui.infra.submodules import MissingSubmodule
 
 PASSING = frozenset({"passed", "xfailed"})
 FAILING = frozenset({"failed", "error"})
@@ -56,3 +57,15 @@ def compute_oracle(
 def unrunnable(reason: str) -> Oracle:
     """The oracle of a task whose tests cannot run at all; the reason says why."""
     return Oracle(scored=False, reason=reason)
+
+
+def lacking_submodules(missing: Sequence[MissingSubmodule], outcome: str) -> str:
+    """The reason of a task whose trees lack a submodule: which one and why first, since
+    that is what to fix, then what its tests did without it."""
+    first = missing[0]
+    where = f"{first.path} ({first.url})" if first.url else first.path
+    more = f" (and {look.plural(len(missing) - 1, 'more submodule')})" if len(missing) > 1 else ""
+    return (
+        f"the submodule {where} is missing from the trees: {first.problem}{more}; "
+        f"without it, {outcome}"
+    )

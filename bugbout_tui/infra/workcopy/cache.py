@@ -120,6 +120,7 @@ def commit_cache(pristine: Path, source: Source) -> CommitCache:
         init_git_dir(staging, [source.objects])
         env = hermetic_env(staging, pristine, staging / "index")
         run_hermetic_git("read-tree", source.commit, env=env, cwd=pristine)
+        _unlink_filled_submodules(pristine, env)
         run_hermetic_git("add", "--all", "--force", env=env, cwd=pristine)
         listing = run_hermetic_git("ls-files", "--stage", "-z", env=env, cwd=pristine)
         write_atomic(staging / "manifest", listing)
@@ -133,3 +134,20 @@ def commit_cache(pristine: Path, source: Source) -> CommitCache:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return cache
+
+
+def _unlink_filled_submodules(pristine: Path, env: dict[str, str]) -> None:
+    """Drop from the index each submodule whose files the pristine tree holds, so that
+    `git add` records those files: the agent is handed them as files, and a change to
+    one is a change like any other. A submodule the tree lacks stays a gitlink."""
+    staged = run_hermetic_git("ls-files", "--stage", "-z", env=env, cwd=pristine)
+    filled = [
+        path
+        for mode, _, path in _MANIFEST_LINE.findall(staged)
+        if mode == b"160000" and any(os.scandir(pristine / os.fsdecode(path)))
+    ]
+    if filled:
+        paths = b"".join(path + b"\0" for path in filled)
+        run_hermetic_git(
+            "update-index", "--force-remove", "-z", "--stdin", env=env, cwd=pristine, input=paths
+        )
