@@ -360,6 +360,11 @@ class Attempt(Record):
         return data
 
 
+GOLD = "gold"
+"""The contestant name of a task's gold control: the maintainers' fix, scored through
+the path an agent's patch takes. Kept apart from the agents' scores (`ResolutionSet.
+controls`), so no agent's name can stand for it."""
+
 ResolutionStatus = Literal["resolved", "fixed-but-broke", "wrong-fix", "no-fix", "quota"]
 
 
@@ -384,3 +389,7 @@ class ResolutionSet(Record):
 
     patches: dict[str, dict[str, Resolution]] = Field(default_factory=dict)
     """task → contestant → resolution."""
+    controls: dict[str, Resolution] = Field(default_factory=dict)
+    """task → the gold control: the maintainers' own fix scored as a patch (its
+    contestant is `GOLD`). A task whose control is not `resolved` has a grader that
+    cannot be trusted here."""

@@ -321,6 +321,16 @@ def _funnel(report: Report) -> str:
         [f"Not scored: {item.reason} ({', '.join(item.tasks)})", str(item.count)]
         for item in funnel.not_scored
     ]
+    if funnel.gold_controls is not None:
+        rows.append(
+            [
+                "Gold controls resolved (the maintainers' fix scored as a patch)",
+                f"{funnel.gold_controls.counted()}, {funnel.gold_controls.percent()}",
+            ]
+        )
+    rows += [
+        [f"{item.reason} ({', '.join(item.tasks)})", str(item.count)] for item in funnel.unreliable
+    ]
     rows.append(["Raced: the tasks every figure counts", str(funnel.raced)])
     rows += [
         [f"Not raced: {item.reason} ({', '.join(item.tasks)})", str(item.count)]
@@ -332,8 +342,11 @@ def _funnel(report: Report) -> str:
             "A change in the history became a task when it fixes a bug, names an issue "
             "and adds a test; every other change examined is counted under the first rule "
             "it failed. A task you excluded in bugbout.toml is set aside. A task is scored "
-            "when some of the maintainers' tests fail before their fix and pass after it, "
-            "and raced when at least one contestant was given it and ran: only raced tasks "
+            "when some of the maintainers' tests fail before their fix and pass after it. "
+            "Its gold control scores the maintainers' own fix exactly as an agent's patch "
+            "is scored; a task whose control does not resolve has a grader that cannot be "
+            "trusted here and counts nowhere. A task is raced when at least one contestant "
+            "was given it and ran: only raced tasks "
             "count in the figures above, since a task no agent saw says nothing about the "
             "agents or the judge.",
             _table(["Step", "Count"], rows),

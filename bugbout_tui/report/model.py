@@ -327,6 +327,12 @@ class FunnelSection(_Part):
     scored: int
     """Kept tasks not set aside whose ground truth has a fail-to-pass test."""
     not_scored: list[NotScoredCount] = Field(default_factory=list)
+    unreliable: list[LeftOutCount] = Field(default_factory=list)
+    """Scored tasks whose gold control (the maintainers' fix scored as a patch) did not
+    resolve: their grader is unreliable here, so they count in no figure."""
+    gold_controls: Rate | None = None
+    """Gold controls resolved over scored tasks (not set aside) with a control made;
+    None when no control has been made yet."""
     raced: int = 0
     """Scored tasks at least one contestant was given and ran on (an attempt neither
     skipped nor stopped by a usage limit): the tasks every figure counts over."""
@@ -418,6 +424,9 @@ class TaskRow(_Part):
     only the ground truth keeps it out (`not_scored` says why)."""
     picks: list[PolicyPick]
     patches: list[PatchRow]
+    control: PatchStatus | None = None
+    """How the maintainers' own fix scored through the agents' path (its gold control);
+    None when no control was made for the task."""
 
 
 class Report(Record):

@@ -274,6 +274,11 @@ def _funnel(section: FunnelSection) -> list[RenderableType]:
     table.add_row("Scored", str(section.scored))
     for each in section.not_scored:
         table.add_row(Text(f"  not scored: {each.reason}", style="dim"), str(each.count))
+    if section.gold_controls is not None:
+        controls = section.gold_controls
+        table.add_row("Gold controls resolved", f"{controls.counted()}, {controls.percent()}")
+    for group in section.unreliable:
+        table.add_row(Text(f"  {group.reason}", style="dim"), str(group.count))
     table.add_row(Text("Raced: what every figure counts", style="bold"), str(section.raced))
     for group in section.not_raced:
         table.add_row(Text(f"  not raced: {group.reason}", style="dim"), str(group.count))
