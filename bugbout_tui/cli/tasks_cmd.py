@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,11 @@ from bugbout_tui.cli.output import stderr, stdout
 from bugbout_tui.core.config import Config
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.models import (
+    SUITE,
+    Ledger,
     Oracle,
     OracleSet,
+    OutcomeTally,
     Reason,
     Resolution,
     ResolutionSet,
@@ -32,7 +36,7 @@ from bugbout_tui.core.models import (
 )
 from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.engine.environment import project_environment
-from bugbout_tui.engine.ground_truth import LOGS
+from bugbout_tui.engine.ground_truth import log_names
 from bugbout_tui.engine.mine import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import test_command
@@ -110,12 +114,20 @@ def run(args: argparse.Namespace) -> int:
         oracle = oracles.oracles.get(task.id)
         scores = project.store.read(project.store.resolutions_path, ResolutionSet)
         control = None if scores is None else scores.controls.get(task.id)
+        ledger = project.store.read(project.store.ledger_path, Ledger)
+        flaky = {} if ledger is None else ledger.quarantined(task.id)
         shown = task_json(task, oracle, store=project.store.root, control=control)
+        shown["quarantined"] = quarantined_json(flaky)
         if args.json:
             print(json.dumps(shown, indent=2))
         else:
             panel = task_panel(
-                task, project.config, oracle, store=project.store.root, control=control
+                task,
+                project.config,
+                oracle,
+                store=project.store.root,
+                control=control,
+                quarantined=flaky,
             )
             stdout.print(panel)
         return 0
@@ -360,6 +372,7 @@ def task_panel(
     *,
     store: Path,
     control: Resolution | None = None,
+    quarantined: Mapping[str, Mapping[str, OutcomeTally]] | None = None,
 ) -> Panel:
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")
@@ -381,7 +394,10 @@ def task_panel(
     facts.add_row(Text("status"), status_of(task, config))
     facts.add_row(Text("ground truth"), oracle_text(oracle))
     if oracle is not None and (logs := _logs(oracle, store)) is not None:
-        facts.add_row(Text("test logs"), Text(inert_line(f"{logs}/ ({', '.join(LOGS)})")))
+        facts.add_row(
+            Text("test logs"),
+            Text(inert_line(f"{logs}/ ({', '.join(log_names(config.tasks.reruns))})")),
+        )
     if oracle is not None:
         for label, tests in (
             ("fail→pass", oracle.fail_to_pass),
@@ -392,6 +408,13 @@ def task_panel(
                 facts.add_row(Text(label), Text("\n".join(map(inert_line, tests))))
     if control is not None:
         facts.add_row(Text("gold control"), control_text(control))
+    if quarantined:
+        lines = [
+            f"{test}{'' if author == SUITE else f' ({author})'}: {tally_words(tally)}"
+            for author, tests in quarantined.items()
+            for test, tally in sorted(tests.items())
+        ]
+        facts.add_row(Text("quarantined"), Text("\n".join(map(inert_line, lines)), "yellow"))
     statement = (
         Text(inert(task.statement))
         if task.statement
@@ -418,3 +441,31 @@ def control_text(control: Resolution) -> Text:
     if control.detail:
         shown += f": {control.detail}"
     return Text(inert_line(shown), style="yellow")
+
+
+def tally_words(tally: OutcomeTally) -> str:
+    """`passed 1 and failed 1 of 2 runs on fix 1a2b3c4d5`: a flaky test's evidence."""
+    trees = [
+        f"passed {on.passes} and failed {on.fails} of {on.runs} runs on {on.label}"
+        for on in tally.trees.values()
+        if on.passes and on.fails
+    ]
+    return "; ".join(trees)
+
+
+def quarantined_json(
+    quarantined: Mapping[str, Mapping[str, OutcomeTally]],
+) -> list[dict[str, Any]]:
+    """The task's quarantined tests with their evidence, tree by tree."""
+    return [
+        {
+            "author": author,
+            "test": test,
+            "runs": tally.runs,
+            "passes": tally.passes,
+            "fails": tally.fails,
+            "trees": [on.model_dump() for on in tally.trees.values()],
+        }
+        for author, tests in quarantined.items()
+        for test, tally in sorted(tests.items())
+    ]

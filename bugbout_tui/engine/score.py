@@ -29,7 +29,9 @@ from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.events import ErrorRaised
 from bugbout_tui.core.models import (
     GOLD,
+    SUITE,
     Attempt,
+    Ledger,
     Oracle,
     OracleSet,
     Resolution,
@@ -43,6 +45,13 @@ from bugbout_tui.infra.apply import apply_patch
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
 from bugbout_tui.infra.workcopy import commit_patch
 from bugbout_tui.rules.examine import is_test_module
+from bugbout_tui.rules.flakes import (
+    digest,
+    oracle_without,
+    repository_tests,
+    resolution_without,
+    tree_of,
+)
 from bugbout_tui.rules.score import (
     CONTROL_WITHOUT_SOURCE,
     PATCH_DOES_NOT_APPLY,
@@ -78,6 +87,13 @@ class Scoring(PytestRunner):
         """Score what is not scored yet; unscored tasks and skipped attempts get nothing."""
         store = self.project.store
         scores = store.read(self.path, ResolutionSet) or ResolutionSet()
+        ledger = store.read(store.ledger_path, Ledger)
+        oracles = OracleSet(
+            oracles={
+                task: oracle_without(oracle, repository_tests(ledger, task))
+                for task, oracle in oracles.oracles.items()
+            }
+        )
         current = self.conditions()
         to_run: list[tuple[Task, Oracle, Attempt | None]] = []
         changed = False
@@ -139,8 +155,34 @@ class Scoring(PytestRunner):
             elif scores.patches.get(task.id, {}).pop(attempt.contestant, None) is not None:
                 store.write(self.path, scores)  # made under other conditions, and no answer now
 
-        await self.side_by_side("score", to_run, settle, label=_patch_label, total=len(to_run))
+        try:
+            await self.side_by_side("score", to_run, settle, label=_patch_label, total=len(to_run))
+        finally:
+            ledger = self.save_ledger()
+        if self._quarantine(scores, [task.id for task in tasks], ledger):
+            store.write(self.path, scores)
         return scores
+
+    @staticmethod
+    def _quarantine(scores: ResolutionSet, tasks: Sequence[str], ledger: Ledger) -> bool:
+        """Decide again, without them, every stored score of `tasks` that counted a test
+        the ledger has since quarantined; whether any changed."""
+        changed = False
+        for task in tasks:
+            flaky = repository_tests(ledger, task)
+            if not flaky:
+                continue
+            for name, resolution in scores.patches.get(task, {}).items():
+                kept = resolution_without(resolution, flaky)
+                if kept != resolution:
+                    scores.patches[task][name] = kept
+                    changed = True
+            if (control := scores.controls.get(task)) is not None:
+                kept = resolution_without(control, flaky)
+                if kept != control:
+                    scores.controls[task] = kept
+                    changed = True
+        return changed
 
     async def _control(self, task: Task, oracle: Oracle) -> Resolution | None:
         """The task's gold control: the maintainers' fix scored as a patch, or None when
@@ -195,6 +237,17 @@ class Scoring(PytestRunner):
                     )
                 )
                 return None
+            label = "the gold control" if folder == CONTROL_WORKSPACE else f"{name}'s patch"
+            where = tree_of(
+                label,
+                self.conditions(),
+                "patch",
+                task.base_commit,
+                digest(source),
+                "tests",
+                task.fix_commit,
+            )
+            self.observe(task.id, SUITE, where, {t: r.outcome for t, r in run.outcomes.items()})
         except BugboutError as exc:  # the trees could not be made at all
             self.bus.emit(ErrorRaised(message=exc.message, task=task.id))
             return untestable(task.id, name, RUN_FAILED, exc.message)

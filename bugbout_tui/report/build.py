@@ -34,6 +34,7 @@ from bugbout_tui.core.config import Policy, TasksConfig
 from bugbout_tui.core.models import (
     Attempt,
     AuthorKind,
+    Ledger,
     Matrix,
     OracleSet,
     Reason,
@@ -64,15 +65,24 @@ from bugbout_tui.report.model import (
     PickingSection,
     PolicyPick,
     PolicyPicks,
+    QuarantinedTest,
     Rate,
     Report,
     Role,
     Spend,
     TaskRow,
     TokenUse,
+    TreeEvidence,
     TrialRow,
     TrialsSection,
     format_p,
+)
+from bugbout_tui.rules.flakes import (
+    matrix_without,
+    oracle_without,
+    quarantined,
+    repository_tests,
+    resolution_without,
 )
 from bugbout_tui.rules.judge import POLICIES, Verdict, author_identity
 from bugbout_tui.rules.score import UNRELIABLE, unreliable_grader
@@ -115,6 +125,7 @@ def build_report(
     contestants: Sequence[str],
     examiners: Sequence[str],
     decisions: TasksConfig | None = None,
+    ledger: Ledger | None = None,
 ) -> Report:
     """The report on a bout, computed from its stored records alone.
 
@@ -122,9 +133,11 @@ def build_report(
     order of rows, and the agents a random pick draws from. Records of a contestant's
     repeated trials (`codex#2`) are reported as trials of it. `decisions` is the
     `[tasks]` table holding a person's accept and exclude decisions: a task set aside
-    there counts nowhere, whatever its records say.
+    there counts nowhere, whatever its records say. `ledger` is the flake ledger: a
+    test it quarantined counts in no oracle, score or matrix cell, and is listed.
     """
     decisions = decisions or TasksConfig()
+    oracles, resolutions, matrices = _quarantine(ledger, oracles, resolutions, matrices)
     by_task: dict[str, list[Attempt]] = {}
     for attempt in attempts:
         by_task.setdefault(attempt.task, []).append(attempt)
@@ -167,6 +180,7 @@ def build_report(
         funnel=_funnel(taskset, standings, controls),
         cost=_cost(attempts, contestants, examiners),
         trials=_trials(raced, statuses, contestants),
+        quarantined=_quarantined(ledger),
         tasks=[
             _task_row(
                 task,
@@ -180,6 +194,69 @@ def build_report(
             for task in taskset.tasks
         ],
     )
+
+
+def _quarantine(
+    ledger: Ledger | None,
+    oracles: OracleSet,
+    resolutions: ResolutionSet,
+    matrices: Mapping[str, Matrix],
+) -> tuple[OracleSet, ResolutionSet, dict[str, Matrix]]:
+    """The records as they stand with the ledger's quarantined tests taken out."""
+    if ledger is None:
+        return oracles, resolutions, dict(matrices)
+    oracles = OracleSet(
+        oracles={
+            task: oracle_without(oracle, repository_tests(ledger, task))
+            for task, oracle in oracles.oracles.items()
+        }
+    )
+    resolutions = ResolutionSet(
+        patches={
+            task: {
+                name: resolution_without(resolution, repository_tests(ledger, task))
+                for name, resolution in by_name.items()
+            }
+            for task, by_name in resolutions.patches.items()
+        },
+        controls={
+            task: resolution_without(control, repository_tests(ledger, task))
+            for task, control in resolutions.controls.items()
+        },
+    )
+    kept = {
+        task: matrix_without(matrix, quarantined(ledger, task)) for task, matrix in matrices.items()
+    }
+    return oracles, resolutions, kept
+
+
+def _quarantined(ledger: Ledger | None) -> list[QuarantinedTest]:
+    if ledger is None:
+        return []
+    found = []
+    for task in sorted(ledger.tasks):
+        for author, tests in sorted(ledger.quarantined(task).items()):
+            for test, tally in sorted(tests.items()):
+                trees = sorted(
+                    tally.trees.values(), key=lambda on: (not (on.passes and on.fails), on.label)
+                )
+                found.append(
+                    QuarantinedTest(
+                        task=task,
+                        author=author,
+                        test=test,
+                        runs=tally.runs,
+                        passes=tally.passes,
+                        fails=tally.fails,
+                        trees=[
+                            TreeEvidence(
+                                tree=on.label, runs=on.runs, passes=on.passes, fails=on.fails
+                            )
+                            for on in trees
+                        ],
+                    )
+                )
+    return found
 
 
 Standing = tuple[str | None, str | None]

@@ -63,6 +63,7 @@ def render_markdown(report: Report) -> str:
         _gate(report),
         _evidence(report),
         _funnel(report),
+        *([_quarantined(report)] if report.quarantined else []),
         _cost(report),
         *([_trials(report.trials)] if report.trials is not None else []),
         _tasks(report),
@@ -299,6 +300,29 @@ def _evidence(report: Report) -> str:
             "the judge never lets an author vouch for itself. n/a: there was no right or "
             "no wrong patch to compare.",
             _table(["Tests by", "Kind", "AUC", "Right patches", "Wrong patches"], rows, 2),
+        ]
+    )
+
+
+def _quarantined(report: Report) -> str:
+    rows = [
+        [
+            item.task,
+            item.test if item.author == "suite" else f"{item.test} ({item.author})",
+            "; ".join(
+                f"{on.tree}: {on.passes} passed, {on.fails} failed of {on.runs}"
+                for on in item.trees
+            ),
+        ]
+        for item in report.quarantined
+    ]
+    return "\n\n".join(
+        [
+            "## Quarantined tests",
+            "Tests that both passed and failed on one tree (the same code under the same "
+            "conditions): they answer at random, so none of them is used to score a patch "
+            "or counted as a reproduction or a breakage.",
+            _table(["Task", "Test", "Evidence"], rows, numeric=3),
         ]
     )
 

@@ -429,6 +429,30 @@ class TaskRow(_Part):
     None when no control was made for the task."""
 
 
+class TreeEvidence(_Part):
+    """A quarantined test's outcomes on one tree."""
+
+    tree: str
+    """What the tree is, in words (`fix 1a2b3c4d5`, `codex's patch`)."""
+    runs: int
+    passes: int
+    fails: int
+
+
+class QuarantinedTest(_Part):
+    """A test that both passed and failed on one tree, so it decides nothing."""
+
+    task: str
+    author: str
+    """`suite` for the repository's own tests, else the agent whose test it is."""
+    test: str
+    runs: int
+    passes: int
+    fails: int
+    trees: list[TreeEvidence]
+    """Every tree it ran on, those it flipped on first."""
+
+
 class Report(Record):
     """`report.json`: everything the report shows, computed from the stored records."""
 
@@ -452,6 +476,9 @@ class Report(Record):
     """Present only when some contestant ran more than one trial of a task."""
     tasks: list[TaskRow]
     """Every kept task, counted or not, in mining order."""
+    quarantined: list[QuarantinedTest] = Field(default_factory=list)
+    """Every test the flake ledger quarantined, with its evidence: left out of every
+    score, reproduction and breakage."""
 
 
 def report_json_schema() -> dict[str, Any]:

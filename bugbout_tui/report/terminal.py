@@ -52,6 +52,7 @@ def render_terminal(report: Report) -> RenderableType:
         *_gate(report.gate),
         *_evidence(report.evidence),
         *_funnel(report.funnel),
+        *(_quarantined(report) if report.quarantined else []),
         *_cost(report.cost),
         *(_trials(report.trials) if report.trials is not None else []),
         *_tasks(report),
@@ -283,6 +284,20 @@ def _funnel(section: FunnelSection) -> list[RenderableType]:
     for group in section.not_raced:
         table.add_row(Text(f"  not raced: {group.reason}", style="dim"), str(group.count))
     return [_heading("How the tasks were found"), table]
+
+
+def _quarantined(report: Report) -> list[RenderableType]:
+    table = _table(_name("Task"), _name("Test", wrap=True), _name("Evidence", wrap=True))
+    for item in report.quarantined:
+        test = item.test if item.author == "suite" else f"{item.test} ({item.author})"
+        evidence = "; ".join(
+            f"{on.tree}: {on.passes} passed, {on.fails} failed of {on.runs}" for on in item.trees
+        )
+        table.add_row(Text(item.task), Text(test), Text(evidence))
+    return [
+        _heading("Quarantined tests · flipped on one tree, so they decide nothing"),
+        table,
+    ]
 
 
 def _cost(section: CostSection) -> list[RenderableType]:
