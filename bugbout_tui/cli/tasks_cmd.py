@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,21 @@ from rich.text import Text
 from bugbout_tui.cli.output import stderr, stdout
 from bugbout_tui.core.config import Config
 from bugbout_tui.core.errors import UsageError
-from bugbout_tui.core.models import Oracle, OracleSet, Reason, Task, TaskSet
+from bugbout_tui.core.models import (
+    SUITE,
+    Ledger,
+    Oracle,
+    OracleSet,
+    OutcomeTally,
+    Reason,
+    Resolution,
+    ResolutionSet,
+    Task,
+    TaskSet,
+)
 from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.engine.environment import project_environment
-from bugbout_tui.engine.ground_truth import LOGS
+from bugbout_tui.engine.ground_truth import log_names
 from bugbout_tui.engine.mine import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import test_command
@@ -32,7 +44,9 @@ from bugbout_tui.engine.testing import tests_dir_at
 from bugbout_tui.infra.git import open_repository
 from bugbout_tui.infra.trees import pristine_tree
 from bugbout_tui.report.fitting import Column, FittedTable, PathText
+from bugbout_tui.rules.ground_truth import PASSING
 from bugbout_tui.rules.prompts import Role, render_prompt
+from bugbout_tui.rules.score import unreliable_grader
 
 REASON_TEXT = {
     Reason.NOT_A_FIX: "the title does not read like a bug fix",
@@ -98,10 +112,24 @@ def run(args: argparse.Namespace) -> int:
     if args.task:
         task = _find(taskset, args.task)
         oracle = oracles.oracles.get(task.id)
+        scores = project.store.read(project.store.resolutions_path, ResolutionSet)
+        control = None if scores is None else scores.controls.get(task.id)
+        ledger = project.store.read(project.store.ledger_path, Ledger)
+        flaky = {} if ledger is None else ledger.quarantined(task.id)
+        shown = task_json(task, oracle, store=project.store.root, control=control)
+        shown["quarantined"] = quarantined_json(flaky)
         if args.json:
-            print(json.dumps(task_json(task, oracle, store=project.store.root), indent=2))
+            print(json.dumps(shown, indent=2))
         else:
-            stdout.print(task_panel(task, project.config, oracle, store=project.store.root))
+            panel = task_panel(
+                task,
+                project.config,
+                oracle,
+                store=project.store.root,
+                control=control,
+                quarantined=flaky,
+            )
+            stdout.print(panel)
         return 0
     if args.json:
         print(json.dumps(taskset_json(taskset, oracles, store=project.store.root), indent=2))
@@ -158,9 +186,12 @@ def _find(taskset: TaskSet, task_id: str) -> Task:
     raise UsageError(f"no task '{task_id}'; the tasks are: {known}")
 
 
-def task_json(task: Task, oracle: Oracle | None = None, *, store: Path) -> dict[str, Any]:
+def task_json(
+    task: Task, oracle: Oracle | None = None, *, store: Path, control: Resolution | None = None
+) -> dict[str, Any]:
     """The documented shape; `oracle` is added once ground truth has been stored, with
-    its `logs` folder as a path under `store` (the store's root)."""
+    its `logs` folder as a path under `store` (the store's root), and `control` (the
+    gold control) once scoring has made it."""
     shown: dict[str, Any] = {
         "id": task.id,
         "issue": task.issue,
@@ -181,6 +212,14 @@ def task_json(task: Task, oracle: Oracle | None = None, *, store: Path) -> dict[
     if oracle is not None:
         shown["oracle"] = oracle.model_dump(mode="json")
         shown["oracle"]["logs"] = _logs(oracle, store)
+    if control is not None:
+        shown["control"] = {
+            "status": control.status,
+            "fail_to_pass": control.fail_to_pass,
+            "broken": control.broken,
+            "detail": control.detail,
+            "unreliable": unreliable_grader(control),
+        }
     return shown
 
 
@@ -326,7 +365,15 @@ def decided_table(taskset: TaskSet) -> FittedTable | None:
     return table
 
 
-def task_panel(task: Task, config: Config, oracle: Oracle | None, *, store: Path) -> Panel:
+def task_panel(
+    task: Task,
+    config: Config,
+    oracle: Oracle | None,
+    *,
+    store: Path,
+    control: Resolution | None = None,
+    quarantined: Mapping[str, Mapping[str, OutcomeTally]] | None = None,
+) -> Panel:
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")
     facts.add_column()
@@ -347,7 +394,10 @@ def task_panel(task: Task, config: Config, oracle: Oracle | None, *, store: Path
     facts.add_row(Text("status"), status_of(task, config))
     facts.add_row(Text("ground truth"), oracle_text(oracle))
     if oracle is not None and (logs := _logs(oracle, store)) is not None:
-        facts.add_row(Text("test logs"), Text(inert_line(f"{logs}/ ({', '.join(LOGS)})")))
+        facts.add_row(
+            Text("test logs"),
+            Text(inert_line(f"{logs}/ ({', '.join(log_names(config.tasks.reruns))})")),
+        )
     if oracle is not None:
         for label, tests in (
             ("fail→pass", oracle.fail_to_pass),
@@ -356,6 +406,15 @@ def task_panel(task: Task, config: Config, oracle: Oracle | None, *, store: Path
         ):
             if tests:
                 facts.add_row(Text(label), Text("\n".join(map(inert_line, tests))))
+    if control is not None:
+        facts.add_row(Text("gold control"), control_text(control))
+    if quarantined:
+        lines = [
+            f"{test}{'' if author == SUITE else f' ({author})'}: {tally_words(tally)}"
+            for author, tests in quarantined.items()
+            for test, tally in sorted(tests.items())
+        ]
+        facts.add_row(Text("quarantined"), Text("\n".join(map(inert_line, lines)), "yellow"))
     statement = (
         Text(inert(task.statement))
         if task.statement
@@ -366,3 +425,47 @@ def task_panel(task: Task, config: Config, oracle: Oracle | None, *, store: Path
     )
     # The title goes inside, where it wraps: a panel's own title is cut to one line.
     return Panel(body, title=Text(inert_line(task.id)), title_align="left")
+
+
+def control_text(control: Resolution) -> Text:
+    """The gold control's outcome: the maintainers' fix, scored as a patch is."""
+    unreliable = unreliable_grader(control)
+    if unreliable is None:
+        return Text("resolved: the fix passes its own tests here", style="green")
+    shown = f"{control.status}; {unreliable}"
+    if control.broken:
+        shown += f" (breaks {', '.join(control.broken)})"
+    failing = [test for test, outcome in control.fail_to_pass.items() if outcome not in PASSING]
+    if failing:
+        shown += f" (does not pass {', '.join(failing)})"
+    if control.detail:
+        shown += f": {control.detail}"
+    return Text(inert_line(shown), style="yellow")
+
+
+def tally_words(tally: OutcomeTally) -> str:
+    """`passed 1 and failed 1 of 2 runs on fix 1a2b3c4d5`: a flaky test's evidence."""
+    trees = [
+        f"passed {on.passes} and failed {on.fails} of {on.runs} runs on {on.label}"
+        for on in tally.trees.values()
+        if on.passes and on.fails
+    ]
+    return "; ".join(trees)
+
+
+def quarantined_json(
+    quarantined: Mapping[str, Mapping[str, OutcomeTally]],
+) -> list[dict[str, Any]]:
+    """The task's quarantined tests with their evidence, tree by tree."""
+    return [
+        {
+            "author": author,
+            "test": test,
+            "runs": tally.runs,
+            "passes": tally.passes,
+            "fails": tally.fails,
+            "trees": [on.model_dump() for on in tally.trees.values()],
+        }
+        for author, tests in quarantined.items()
+        for test, tally in sorted(tests.items())
+    ]

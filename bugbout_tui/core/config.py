@@ -294,6 +294,12 @@ class TasksConfig(_Section):
     max_source_files: Annotated[
         int, Field(ge=1), Explain(invalid="must be a whole number, at least 1")
     ] = 2
+    reruns: Annotated[
+        int, Field(ge=1, le=20), Explain(invalid="must be a whole number from 1 to 20")
+    ] = 2
+    """How many times the ground truth runs the fix (the base runs once): a test whose
+    outcome differs between those runs is unstable, and quarantined. 1 finds no flake
+    there; the ledger may still find one elsewhere."""
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
     require_review: bool = False

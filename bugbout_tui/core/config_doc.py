@@ -438,6 +438,8 @@ def render_initial_config(
         "# limit = 20",
         "# A fix touching more source files than this is too broad to be one bug.",
         "# max-source-files = 2",
+        "# How many times the ground truth runs each fix, to find flaky tests.",
+        "# reruns = 2",
         "# Task ids you accept go in `include`, ids you drop in `exclude`. When",
         "# `require-review` is true, only accepted tasks are raced.",
         "# require-review = false",

@@ -196,7 +196,8 @@ class Oracle(BaseModel):
     pass_to_pass: list[str] = Field(default_factory=list)
     """Pass on both sides: a correct patch must keep them passing."""
     unstable: list[str] = Field(default_factory=list)
-    """Gave different outcomes in the two runs on the fix; set aside."""
+    """Gave different outcomes in the runs on the fix, or quarantined by the flake
+    ledger; set aside."""
     scored: bool
     reason: str | None = None
     """Why the task is not scored (no fail-to-pass test, tests that cannot run)."""
@@ -360,6 +361,11 @@ class Attempt(Record):
         return data
 
 
+GOLD = "gold"
+"""The contestant name of a task's gold control: the maintainers' fix, scored through
+the path an agent's patch takes. Kept apart from the agents' scores (`ResolutionSet.
+controls`), so no agent's name can stand for it."""
+
 ResolutionStatus = Literal["resolved", "fixed-but-broke", "wrong-fix", "no-fix", "quota"]
 
 
@@ -384,3 +390,65 @@ class ResolutionSet(Record):
 
     patches: dict[str, dict[str, Resolution]] = Field(default_factory=dict)
     """task → contestant → resolution."""
+    controls: dict[str, Resolution] = Field(default_factory=dict)
+    """task → the gold control: the maintainers' own fix scored as a patch (its
+    contestant is `GOLD`). A task whose control is not `resolved` has a grader that
+    cannot be trusted here."""
+
+
+class TreeTally(BaseModel):
+    """One test's outcomes on one tree (one piece of code under one set of conditions)."""
+
+    label: str
+    """What the tree is, in words: `fix 1a2b3c4d5`, `codex's patch`, `the gold control`."""
+    runs: int = 0
+    passes: int = 0
+    """Passed or xfailed."""
+    fails: int = 0
+    """Failed or errored; a skip or a module that did not import is a run, neither."""
+
+
+class OutcomeTally(BaseModel):
+    """Every outcome bugbout saw of one test, by the tree it ran on."""
+
+    trees: dict[str, TreeTally] = Field(default_factory=dict)
+    """tree identity (a digest of the code that ran and the conditions) → its tally."""
+
+    @property
+    def flipped(self) -> bool:
+        """Whether it both passed and failed on one tree: the same code, the same
+        conditions, two answers. Such a test is quarantined from then on."""
+        return any(tally.passes and tally.fails for tally in self.trees.values())
+
+    @property
+    def runs(self) -> int:
+        return sum(tally.runs for tally in self.trees.values())
+
+    @property
+    def passes(self) -> int:
+        return sum(tally.passes for tally in self.trees.values())
+
+    @property
+    def fails(self) -> int:
+        return sum(tally.fails for tally in self.trees.values())
+
+
+class Ledger(Record):
+    """`ledger.json`: every test outcome of the bout, by task, author, test and tree.
+
+    The repository's tests (the ground truth's, the gold control's, scoring's and the
+    cross-examination's suite) are filed under the author `suite`; an agent's tests under
+    its name.
+    """
+
+    tasks: dict[str, dict[str, dict[str, OutcomeTally]]] = Field(default_factory=dict)
+    """task → author → test id → tally."""
+
+    def quarantined(self, task: str) -> dict[str, dict[str, OutcomeTally]]:
+        """author → test → tally, of the task's tests that flipped on some tree."""
+        found: dict[str, dict[str, OutcomeTally]] = {}
+        for author, tests in self.tasks.get(task, {}).items():
+            for test, tally in tests.items():
+                if tally.flipped:
+                    found.setdefault(author, {})[test] = tally
+        return found

@@ -123,6 +123,11 @@ class Store:
     def resolutions_path(self) -> Path:
         return self.root / "resolutions.json"
 
+    @property
+    def ledger_path(self) -> Path:
+        """The flake ledger: every test outcome seen, by tree (`Ledger`)."""
+        return self.root / "ledger.json"
+
     def matrix_path(self, task: str) -> Path:
         return self.matrices_dir / f"{task}.json"
 

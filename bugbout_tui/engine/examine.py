@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.events import ErrorRaised
-from bugbout_tui.core.models import Attempt, Cell, Matrix, Task, TreeRun
+from bugbout_tui.core.models import SUITE, Attempt, Cell, Matrix, Task, TreeRun
 from bugbout_tui.engine.context import StageContext
 from bugbout_tui.engine.testing import (
     PytestRunner,
@@ -48,6 +48,7 @@ from bugbout_tui.rules.examine import (
     suite_paths,
     unrun_cells,
 )
+from bugbout_tui.rules.flakes import tree_of
 from bugbout_tui.rules.score import PATCH_DOES_NOT_APPLY
 
 
@@ -105,9 +106,12 @@ class CrossExamination(PytestRunner):
                 self.bus.emit(ErrorRaised(message=exc.message, task=task.id))
 
         # Tasks in flight are bounded too, so scratch trees and overlays stay few.
-        await self.side_by_side(
-            "examine", tasks, examine, label=lambda task: task.id, total=len(tasks)
-        )
+        try:
+            await self.side_by_side(
+                "examine", tasks, examine, label=lambda task: task.id, total=len(tasks)
+            )
+        finally:
+            self.save_ledger()
         return {task.id: matrices[task.id] for task in tasks if task.id in matrices}
 
     async def _matrix_for(
@@ -287,10 +291,24 @@ class CrossExamination(PytestRunner):
         if fresh and errors and len(errors) == len(authors):
             return TreeRun(tree=tree, error=errors[0])
         cells: dict[str, dict[str, Cell]] = {}
+        conditions = self.conditions(suite=True)
+        patch = setup.cast.patch(tree)
         for author in authors:
             run = found[author.name]
             if run.error is None:
-                cells.update(_cells(setup, author, run))
+                own = _cells(setup, author, run)
+                cells.update(own)
+                where = tree_of(
+                    f"cross-examination: {tree}",
+                    conditions,
+                    "examine",
+                    setup.task.base_commit,
+                    "-" if patch is None else patch.digest,
+                    author.digest or SUITE,
+                )
+                for name, tests in own.items():
+                    outcomes = {test: cell.outcome for test, cell in tests.items()}
+                    self.observe(setup.task.id, name, where, outcomes)
             else:
                 cells[author.name] = _unrun(setup, author, run)
         return TreeRun(tree=tree, cells=cells)

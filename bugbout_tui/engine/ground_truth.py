@@ -1,7 +1,8 @@
 """The ground-truth stage of a bout: each task's oracle, from the maintainers' own tests.
 
 For every task the fix's test modules run on the base (with the fix's test files put
-in) and twice on the fix, in scratch copies of pristine trees, inside the sandbox.
+in) and `[tasks] reruns` times on the fix (twice by default), in scratch copies of
+pristine trees, inside the sandbox.
 Tasks run side by side up to the number of cores; each oracle is stored the moment it
 is known, so a stopped run resumes with the tasks it had not finished.
 
@@ -10,7 +11,9 @@ other conditions than the current ones is made again, and so is one that is not 
 when the run asks to retry what failed. A run that failed for a reason that may pass
 (a full disk, a sandbox that could not start, pytest killed by a signal) is no answer
 about the task: nothing is stored for it, and the next run tries again. Each run's
-pytest output is kept in the store, and the oracle names the folder.
+pytest output is kept in the store, and the oracle names the folder. Every outcome goes
+into the flake ledger, once per stage; a test the ledger quarantines is set aside as
+unstable in every stored oracle of the tasks run.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pathlib import Path
 
 from bugbout_tui.core import look
 from bugbout_tui.core.events import ErrorRaised
-from bugbout_tui.core.models import Conditions, Oracle, OracleSet, Task
+from bugbout_tui.core.models import SUITE, Conditions, Oracle, OracleSet, Task
 from bugbout_tui.engine.testing import (
     PytestRunner,
     first_error,
@@ -33,6 +36,7 @@ from bugbout_tui.infra.pytest_run import TestRun, expand_collection_errors
 from bugbout_tui.infra.submodules import MissingSubmodule
 from bugbout_tui.infra.trees import copy_tree, missing_submodules, pristine_tree
 from bugbout_tui.rules.examine import is_test_module
+from bugbout_tui.rules.flakes import oracle_without, repository_tests, tree_of
 from bugbout_tui.rules.ground_truth import (
     PASSING,
     compute_oracle,
@@ -40,8 +44,13 @@ from bugbout_tui.rules.ground_truth import (
     unrunnable,
 )
 
-LOGS = ("base.log", "fix-1.log", "fix-2.log")
-"""The output of the three runs, in the oracle's log folder."""
+
+def log_names(reruns: int) -> tuple[str, ...]:
+    """The output of each run, in the oracle's log folder: the base's, then each of the
+    `reruns` runs of the fix."""
+    return ("base.log", *(f"fix-{n}.log" for n in range(1, reruns + 1)))
+
+
 _LISTED = 3
 """How many failing tests a reason names before it only counts the rest."""
 
@@ -88,14 +97,28 @@ class GroundTruth(PytestRunner):
             elif oracles.oracles.pop(task.id, None) is not None:  # stale, and no answer now
                 store.write(store.oracles_path, oracles)
 
-        await self.side_by_side(
-            "ground-truth",
-            todo,
-            settle,
-            label=lambda task: task.id,
-            total=len(tasks),
-            done=len(tasks) - len(todo),
-        )
+        try:
+            await self.side_by_side(
+                "ground-truth",
+                todo,
+                settle,
+                label=lambda task: task.id,
+                total=len(tasks),
+                done=len(tasks) - len(todo),
+            )
+        finally:
+            ledger = self.save_ledger()
+        quarantined = False
+        for task in tasks:
+            stored = oracles.oracles.get(task.id)
+            if stored is None:
+                continue
+            kept = oracle_without(stored, repository_tests(ledger, task.id))
+            if kept != stored:
+                oracles.oracles[task.id] = kept
+                quarantined = True
+        if quarantined:
+            store.write(store.oracles_path, oracles)
         return oracles
 
     def logs_for(self, task: Task) -> Path:
@@ -120,22 +143,27 @@ class GroundTruth(PytestRunner):
             if not tests:
                 reason = "the fix deleted the test modules it touched"
                 return unrunnable(reason).model_copy(update={"conditions": conditions})
+            names = log_names(self.project.config.tasks.reruns)
             base_run, first = await asyncio.gather(
                 self.run_tests(
-                    task.id, "base", base, tests, workspace / "base-run", log_path=logs / LOGS[0]
+                    task.id, "base", base, tests, workspace / "base-run", log_path=logs / names[0]
                 ),
                 self.run_tests(
-                    task.id, "fix", fix, tests, workspace / "fix-run-1", log_path=logs / LOGS[1]
+                    task.id, "fix", fix, tests, workspace / "fix-run-1", log_path=logs / names[1]
                 ),
             )
-            second = await self.run_tests(
-                task.id,
-                "fix (2nd run)",
-                fix,
-                tests,
-                workspace / "fix-run-2",
-                log_path=logs / LOGS[2],
-            )
+            fixes = [first]
+            for n in range(2, len(names)):
+                fixes.append(
+                    await self.run_tests(
+                        task.id,
+                        f"fix (run {n})",
+                        fix,
+                        tests,
+                        workspace / f"fix-run-{n}",
+                        log_path=logs / names[n],
+                    )
+                )
         except Exception as exc:  # a task that cannot be prepared must not sink the others
             self._not_stored(task, f"its tests could not be set up: {exc}")
             return None
@@ -145,26 +173,34 @@ class GroundTruth(PytestRunner):
             "logs": logs.relative_to(self.project.store.root).as_posix(),
             "conditions": conditions,
         }
-        for label, run, tree in (
-            ("base", base_run, base),
-            ("fix", first, fix),
-            ("fix", second, fix),
-        ):
+        for label, run, tree in [("base", base_run, base), *(("fix", r, fix) for r in fixes)]:
             if transient_failure(run):
                 assert run.error is not None
                 self._not_stored(
                     task, f"a run on the {label} failed: {first_error(run.error, tree=tree)}"
                 )
                 return None
-        for run in (first, second):
+        base_tree = tree_of(
+            f"base {task.base_commit[:9]} with the fix's tests",
+            conditions,
+            "base",
+            task.base_commit,
+            "tests",
+            task.fix_commit,
+        )
+        fix_tree = tree_of(f"fix {task.fix_commit[:9]}", conditions, "fix", task.fix_commit)
+        self.observe(task.id, SUITE, base_tree, _outcomes(base_run))
+        for run in fixes:
+            self.observe(task.id, SUITE, fix_tree, _outcomes(run))
+        for run in fixes:
             if run.error is not None:
                 reason = f"the tests could not run on the fix: {first_error(run.error, tree=fix)}"
                 if missing:
                     reason = lacking_submodules(missing, reason)
                 return unrunnable(reason).model_copy(update=stored)
-        known = set(first.outcomes) | set(second.outcomes)
+        known = {test for run in fixes for test in run.outcomes}
         base_run = expand_collection_errors(base_run, known)
-        oracle = compute_oracle(_outcomes(base_run), _outcomes(first), _outcomes(second))
+        oracle = compute_oracle(_outcomes(base_run), *(_outcomes(run) for run in fixes))
         if not oracle.scored:
             why = _why_unscored(oracle, first, fix) or oracle.reason
             if missing and why is not None:

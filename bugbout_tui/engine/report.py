@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bugbout_tui.core.errors import UsageError
-from bugbout_tui.core.models import Attempt, OracleSet, ResolutionSet, TaskSet
+from bugbout_tui.core.models import Attempt, Ledger, OracleSet, ResolutionSet, TaskSet
 from bugbout_tui.engine.judge import judge_matrices, judged
 from bugbout_tui.engine.project import Project
 from bugbout_tui.report import Report, build_report, render_json, render_markdown
@@ -60,6 +60,7 @@ def load_report(
         ),
         examiners=_entrants(examiners, [e.name for e in cfg.examiners], attempts, "examiner"),
         decisions=cfg.tasks,
+        ledger=store.read(store.ledger_path, Ledger),
     )
 
 

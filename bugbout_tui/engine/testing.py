@@ -11,18 +11,19 @@ import asyncio
 import os
 import re
 import shutil
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
 from bugbout_tui.core.events import Stage, StageProgress, TestRunFinished, TestRunStarted
-from bugbout_tui.core.models import Conditions, Task
+from bugbout_tui.core.models import Conditions, Ledger, Task
 from bugbout_tui.core.paths import bugbout_home
 from bugbout_tui.engine.context import StageContext, StageRunner
 from bugbout_tui.infra.git import repository_paths
 from bugbout_tui.infra.pytest_each import SeparateRun, run_each
 from bugbout_tui.infra.pytest_run import PytestCommand, TestRun, run_pytest
 from bugbout_tui.infra.trees import repo_key
+from bugbout_tui.rules.flakes import Observation, Tree, merge, observe
 
 T = TypeVar("T")
 
@@ -148,6 +149,22 @@ class PytestRunner(StageRunner):
         self.scratch = bugbout_home() / "work" / repo_key(self.repo) / self.stage_dir
         self.hidden = (*repository_paths(self.repo), self.project.dir)
         """What a test interpreter's paths must not bring into view (see `PytestCommand`)."""
+        self.seen: list[Observation] = []
+        """Test outcomes this stage saw and has not yet put in the flake ledger."""
+
+    def observe(self, task: str, author: str, where: Tree, outcomes: Mapping[str, str]) -> None:
+        """Note the outcomes of one run on `where` for the flake ledger."""
+        self.seen.extend(observe(task, author, where, outcomes))
+
+    def save_ledger(self) -> Ledger:
+        """The flake ledger with what this stage saw merged in, written in one go."""
+        store = self.project.store
+        ledger = store.read(store.ledger_path, Ledger) or Ledger()
+        if self.seen:
+            ledger = merge(ledger, self.seen)
+            store.write(store.ledger_path, ledger)
+            self.seen.clear()
+        return ledger
 
     def conditions(self, *, suite: bool = False) -> Conditions:
         """The conditions this stage's runs are made under; `suite` when they run the

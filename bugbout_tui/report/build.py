@@ -16,6 +16,8 @@ where the design leaves room are stated in `docs/report.md`; the main ones:
 - `cross-vendor` cannot apply when an agent's vendor is unknown, or every agent is of one
   vendor: it would abstain for want of information, not of evidence, so its comparisons
   are withheld and the reason given instead (decided per report);
+- a task whose gold control (the maintainers' fix scored as a patch) did not resolve
+  has an unreliable grader and counts in no figure;
 - an author's tests never score the author's own patches, as the judge never lets an
   author vouch for itself.
 """
@@ -32,9 +34,11 @@ from bugbout_tui.core.config import Policy, TasksConfig
 from bugbout_tui.core.models import (
     Attempt,
     AuthorKind,
+    Ledger,
     Matrix,
     OracleSet,
     Reason,
+    Resolution,
     ResolutionSet,
     Task,
     TaskSet,
@@ -61,17 +65,27 @@ from bugbout_tui.report.model import (
     PickingSection,
     PolicyPick,
     PolicyPicks,
+    QuarantinedTest,
     Rate,
     Report,
     Role,
     Spend,
     TaskRow,
     TokenUse,
+    TreeEvidence,
     TrialRow,
     TrialsSection,
     format_p,
 )
+from bugbout_tui.rules.flakes import (
+    matrix_without,
+    oracle_without,
+    quarantined,
+    repository_tests,
+    resolution_without,
+)
 from bugbout_tui.rules.judge import POLICIES, Verdict, author_identity
+from bugbout_tui.rules.score import UNRELIABLE, unreliable_grader
 
 __all__ = ["NO_VERDICT", "build_report"]
 
@@ -111,6 +125,7 @@ def build_report(
     contestants: Sequence[str],
     examiners: Sequence[str],
     decisions: TasksConfig | None = None,
+    ledger: Ledger | None = None,
 ) -> Report:
     """The report on a bout, computed from its stored records alone.
 
@@ -118,16 +133,24 @@ def build_report(
     order of rows, and the agents a random pick draws from. Records of a contestant's
     repeated trials (`codex#2`) are reported as trials of it. `decisions` is the
     `[tasks]` table holding a person's accept and exclude decisions: a task set aside
-    there counts nowhere, whatever its records say.
+    there counts nowhere, whatever its records say. `ledger` is the flake ledger: a
+    test it quarantined counts in no oracle, score or matrix cell, and is listed.
     """
     decisions = decisions or TasksConfig()
+    oracles, resolutions, matrices = _quarantine(ledger, oracles, resolutions, matrices)
     by_task: dict[str, list[Attempt]] = {}
     for attempt in attempts:
         by_task.setdefault(attempt.task, []).append(attempt)
     statuses = _statuses(resolutions, attempts)
+    controls = resolutions.controls
     standings = {
         task.id: _standing(
-            task, decisions, oracles, by_task.get(task.id, []), statuses.get(task.id, {})
+            task,
+            decisions,
+            oracles,
+            by_task.get(task.id, []),
+            statuses.get(task.id, {}),
+            controls.get(task.id),
         )
         for task in taskset.tasks
     }
@@ -154,14 +177,86 @@ def build_report(
             policy, raced, status, verdicts, cannot_apply if policy == "cross-vendor" else None
         ),
         evidence=_evidence(raced, status, matrices, contestants, examiners),
-        funnel=_funnel(taskset, standings),
+        funnel=_funnel(taskset, standings, controls),
         cost=_cost(attempts, contestants, examiners),
         trials=_trials(raced, statuses, contestants),
+        quarantined=_quarantined(ledger),
         tasks=[
-            _task_row(task, policy, standings[task.id], statuses, verdicts, contestants)
+            _task_row(
+                task,
+                policy,
+                standings[task.id],
+                statuses,
+                verdicts,
+                contestants,
+                controls.get(task.id),
+            )
             for task in taskset.tasks
         ],
     )
+
+
+def _quarantine(
+    ledger: Ledger | None,
+    oracles: OracleSet,
+    resolutions: ResolutionSet,
+    matrices: Mapping[str, Matrix],
+) -> tuple[OracleSet, ResolutionSet, dict[str, Matrix]]:
+    """The records as they stand with the ledger's quarantined tests taken out."""
+    if ledger is None:
+        return oracles, resolutions, dict(matrices)
+    oracles = OracleSet(
+        oracles={
+            task: oracle_without(oracle, repository_tests(ledger, task))
+            for task, oracle in oracles.oracles.items()
+        }
+    )
+    resolutions = ResolutionSet(
+        patches={
+            task: {
+                name: resolution_without(resolution, repository_tests(ledger, task))
+                for name, resolution in by_name.items()
+            }
+            for task, by_name in resolutions.patches.items()
+        },
+        controls={
+            task: resolution_without(control, repository_tests(ledger, task))
+            for task, control in resolutions.controls.items()
+        },
+    )
+    kept = {
+        task: matrix_without(matrix, quarantined(ledger, task)) for task, matrix in matrices.items()
+    }
+    return oracles, resolutions, kept
+
+
+def _quarantined(ledger: Ledger | None) -> list[QuarantinedTest]:
+    if ledger is None:
+        return []
+    found = []
+    for task in sorted(ledger.tasks):
+        for author, tests in sorted(ledger.quarantined(task).items()):
+            for test, tally in sorted(tests.items()):
+                trees = sorted(
+                    tally.trees.values(), key=lambda on: (not (on.passes and on.fails), on.label)
+                )
+                found.append(
+                    QuarantinedTest(
+                        task=task,
+                        author=author,
+                        test=test,
+                        runs=tally.runs,
+                        passes=tally.passes,
+                        fails=tally.fails,
+                        trees=[
+                            TreeEvidence(
+                                tree=on.label, runs=on.runs, passes=on.passes, fails=on.fails
+                            )
+                            for on in trees
+                        ],
+                    )
+                )
+    return found
 
 
 Standing = tuple[str | None, str | None]
@@ -175,9 +270,11 @@ def _standing(
     oracles: OracleSet,
     attempts: Sequence[Attempt],
     statuses: Mapping[str, PatchStatus],
+    control: Resolution | None,
 ) -> Standing:
     """Whether a task counts, and if not why: a person's decision first, as on the Tasks
-    screen, then the ground truth, then whether any contestant ran on it."""
+    screen, then the ground truth, then its gold control, then whether any contestant
+    ran on it."""
     decision = decisions.decision(task.id)
     not_scored = _not_scored(task, oracles)
     if decision == "excluded":
@@ -186,6 +283,9 @@ def _standing(
         return not_scored, AWAITING_REVIEW
     if not_scored is not None:
         return not_scored, None
+    unreliable = unreliable_grader(control)
+    if unreliable is not None:
+        return None, unreliable
     return None, _not_raced(task, attempts, statuses)
 
 
@@ -584,17 +684,30 @@ def _not_scored(task: Task, oracles: OracleSet) -> str | None:
     return oracle.reason or "the ground truth marks it as not scored"
 
 
-def _funnel(taskset: TaskSet, standings: Mapping[str, Standing]) -> FunnelSection:
-    """Each kept task falls out at its first step: set aside, not scored, not raced."""
+def _funnel(
+    taskset: TaskSet, standings: Mapping[str, Standing], controls: Mapping[str, Resolution]
+) -> FunnelSection:
+    """Each kept task falls out at its first step: set aside, not scored, grader
+    unreliable, not raced. The gold-control share counts over the scored tasks that
+    have a control, whatever happens to them after."""
     set_aside: dict[str, list[str]] = {}
     not_scored: dict[str, list[str]] = {}
+    unreliable: dict[str, list[str]] = {}
     not_raced: dict[str, list[str]] = {}
+    controlled = resolved = 0
     for task in taskset.tasks:
         unscored, uncounted = standings[task.id]
         if uncounted in (EXCLUDED_BY_YOU, AWAITING_REVIEW):
             set_aside.setdefault(uncounted, []).append(task.id)
-        elif unscored is not None:
+            continue
+        if unscored is not None:
             not_scored.setdefault(unscored, []).append(task.id)
+            continue
+        if (control := controls.get(task.id)) is not None:
+            controlled += 1
+            resolved += control.status == "resolved"
+        if uncounted in UNRELIABLE:
+            unreliable.setdefault(uncounted, []).append(task.id)
         elif uncounted is not None:
             not_raced.setdefault(uncounted, []).append(task.id)
     scored = len(taskset.tasks) - _total(set_aside) - _total(not_scored)
@@ -611,7 +724,9 @@ def _funnel(taskset: TaskSet, standings: Mapping[str, Standing]) -> FunnelSectio
             NotScoredCount(reason=reason, count=len(tasks), tasks=tasks)
             for reason, tasks in not_scored.items()
         ],
-        raced=scored - _total(not_raced),
+        unreliable=_left_out(unreliable),
+        gold_controls=_rate(resolved, controlled) if controlled else None,
+        raced=scored - _total(unreliable) - _total(not_raced),
         not_raced=_left_out(not_raced),
     )
 
@@ -713,6 +828,7 @@ def _task_row(
     statuses: Mapping[str, Mapping[str, PatchStatus]],
     verdicts: Mapping[str, Mapping[Policy, Verdict]],
     contestants: Sequence[str],
+    control: Resolution | None,
 ) -> TaskRow:
     reason, uncounted = standing
     counted = reason is None and uncounted is None
@@ -750,4 +866,5 @@ def _task_row(
             PatchRow(contestant=name, status=found.get(name, "missing"), approved=gate.get(name))
             for name in names
         ],
+        control=None if control is None else control.status,
     )

@@ -63,6 +63,7 @@ def render_markdown(report: Report) -> str:
         _gate(report),
         _evidence(report),
         _funnel(report),
+        *([_quarantined(report)] if report.quarantined else []),
         _cost(report),
         *([_trials(report.trials)] if report.trials is not None else []),
         _tasks(report),
@@ -303,6 +304,29 @@ def _evidence(report: Report) -> str:
     )
 
 
+def _quarantined(report: Report) -> str:
+    rows = [
+        [
+            item.task,
+            item.test if item.author == "suite" else f"{item.test} ({item.author})",
+            "; ".join(
+                f"{on.tree}: {on.passes} passed, {on.fails} failed of {on.runs}"
+                for on in item.trees
+            ),
+        ]
+        for item in report.quarantined
+    ]
+    return "\n\n".join(
+        [
+            "## Quarantined tests",
+            "Tests that both passed and failed on one tree (the same code under the same "
+            "conditions): they answer at random, so none of them is used to score a patch "
+            "or counted as a reproduction or a breakage.",
+            _table(["Task", "Test", "Evidence"], rows, numeric=3),
+        ]
+    )
+
+
 def _funnel(report: Report) -> str:
     funnel = report.funnel
     rows = [["Changes examined in the history", str(funnel.examined)]]
@@ -321,6 +345,16 @@ def _funnel(report: Report) -> str:
         [f"Not scored: {item.reason} ({', '.join(item.tasks)})", str(item.count)]
         for item in funnel.not_scored
     ]
+    if funnel.gold_controls is not None:
+        rows.append(
+            [
+                "Gold controls resolved (the maintainers' fix scored as a patch)",
+                f"{funnel.gold_controls.counted()}, {funnel.gold_controls.percent()}",
+            ]
+        )
+    rows += [
+        [f"{item.reason} ({', '.join(item.tasks)})", str(item.count)] for item in funnel.unreliable
+    ]
     rows.append(["Raced: the tasks every figure counts", str(funnel.raced)])
     rows += [
         [f"Not raced: {item.reason} ({', '.join(item.tasks)})", str(item.count)]
@@ -332,8 +366,11 @@ def _funnel(report: Report) -> str:
             "A change in the history became a task when it fixes a bug, names an issue "
             "and adds a test; every other change examined is counted under the first rule "
             "it failed. A task you excluded in bugbout.toml is set aside. A task is scored "
-            "when some of the maintainers' tests fail before their fix and pass after it, "
-            "and raced when at least one contestant was given it and ran: only raced tasks "
+            "when some of the maintainers' tests fail before their fix and pass after it. "
+            "Its gold control scores the maintainers' own fix exactly as an agent's patch "
+            "is scored; a task whose control does not resolve has a grader that cannot be "
+            "trusted here and counts nowhere. A task is raced when at least one contestant "
+            "was given it and ran: only raced tasks "
             "count in the figures above, since a task no agent saw says nothing about the "
             "agents or the judge.",
             _table(["Step", "Count"], rows),

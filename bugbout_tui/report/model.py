@@ -327,6 +327,12 @@ class FunnelSection(_Part):
     scored: int
     """Kept tasks not set aside whose ground truth has a fail-to-pass test."""
     not_scored: list[NotScoredCount] = Field(default_factory=list)
+    unreliable: list[LeftOutCount] = Field(default_factory=list)
+    """Scored tasks whose gold control (the maintainers' fix scored as a patch) did not
+    resolve: their grader is unreliable here, so they count in no figure."""
+    gold_controls: Rate | None = None
+    """Gold controls resolved over scored tasks (not set aside) with a control made;
+    None when no control has been made yet."""
     raced: int = 0
     """Scored tasks at least one contestant was given and ran on (an attempt neither
     skipped nor stopped by a usage limit): the tasks every figure counts over."""
@@ -421,6 +427,33 @@ class TaskRow(_Part):
     only the ground truth keeps it out (`not_scored` says why)."""
     picks: list[PolicyPick]
     patches: list[PatchRow]
+    control: PatchStatus | None = None
+    """How the maintainers' own fix scored through the agents' path (its gold control);
+    None when no control was made for the task."""
+
+
+class TreeEvidence(_Part):
+    """A quarantined test's outcomes on one tree."""
+
+    tree: str
+    """What the tree is, in words (`fix 1a2b3c4d5`, `codex's patch`)."""
+    runs: int
+    passes: int
+    fails: int
+
+
+class QuarantinedTest(_Part):
+    """A test that both passed and failed on one tree, so it decides nothing."""
+
+    task: str
+    author: str
+    """`suite` for the repository's own tests, else the agent whose test it is."""
+    test: str
+    runs: int
+    passes: int
+    fails: int
+    trees: list[TreeEvidence]
+    """Every tree it ran on, those it flipped on first."""
 
 
 class Report(Record):
@@ -446,6 +479,9 @@ class Report(Record):
     """Present only when some contestant ran more than one trial of a task."""
     tasks: list[TaskRow]
     """Every kept task, counted or not, in mining order."""
+    quarantined: list[QuarantinedTest] = Field(default_factory=list)
+    """Every test the flake ledger quarantined, with its evidence: left out of every
+    score, reproduction and breakage."""
 
 
 def report_json_schema() -> dict[str, Any]:

@@ -52,6 +52,7 @@ def render_terminal(report: Report) -> RenderableType:
         *_gate(report.gate),
         *_evidence(report.evidence),
         *_funnel(report.funnel),
+        *(_quarantined(report) if report.quarantined else []),
         *_cost(report.cost),
         *(_trials(report.trials) if report.trials is not None else []),
         *_tasks(report),
@@ -274,10 +275,29 @@ def _funnel(section: FunnelSection) -> list[RenderableType]:
     table.add_row("Scored", str(section.scored))
     for each in section.not_scored:
         table.add_row(Text(f"  not scored: {each.reason}", style="dim"), str(each.count))
+    if section.gold_controls is not None:
+        controls = section.gold_controls
+        table.add_row("Gold controls resolved", f"{controls.counted()}, {controls.percent()}")
+    for group in section.unreliable:
+        table.add_row(Text(f"  {group.reason}", style="dim"), str(group.count))
     table.add_row(Text("Raced: what every figure counts", style="bold"), str(section.raced))
     for group in section.not_raced:
         table.add_row(Text(f"  not raced: {group.reason}", style="dim"), str(group.count))
     return [_heading("How the tasks were found"), table]
+
+
+def _quarantined(report: Report) -> list[RenderableType]:
+    table = _table(_name("Task"), _name("Test", wrap=True), _name("Evidence", wrap=True))
+    for item in report.quarantined:
+        test = item.test if item.author == "suite" else f"{item.test} ({item.author})"
+        evidence = "; ".join(
+            f"{on.tree}: {on.passes} passed, {on.fails} failed of {on.runs}" for on in item.trees
+        )
+        table.add_row(Text(item.task), Text(test), Text(evidence))
+    return [
+        _heading("Quarantined tests · flipped on one tree, so they decide nothing"),
+        table,
+    ]
 
 
 def _cost(section: CostSection) -> list[RenderableType]:

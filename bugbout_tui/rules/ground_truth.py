@@ -2,9 +2,9 @@
 
 The definitions are SWE-bench's, so numbers compare: a test is fail-to-pass when it
 fails (or errors) on the base with the fix's tests installed and passes on the fix;
-pass-to-pass when it passes on both. The fix is run twice and any test whose outcome
-differs between those runs is set aside as unstable, because a flaky test would score
-a correct patch as wrong at random.
+pass-to-pass when it passes on both. The fix is run `[tasks] reruns` times (twice by
+default) and any test whose outcome differs between those runs is set aside as unstable,
+because a flaky test would score a correct patch as wrong at random.
 """
 
 from __future__ import annotations
@@ -19,12 +19,10 @@ PASSING = frozenset({"passed", "xfailed"})
 FAILING = frozenset({"failed", "error"})
 
 
-def compute_oracle(
-    base: Mapping[str, str],
-    fix_first: Mapping[str, str],
-    fix_second: Mapping[str, str],
-) -> Oracle:
-    """Classify every test seen on the fix from three runs' outcomes (node id → outcome).
+def compute_oracle(base: Mapping[str, str], *fixes: Mapping[str, str]) -> Oracle:
+    """Classify every test seen on the fix from the base's run and the fix's runs
+    (each node id → outcome); a test whose outcome differs between the fix's runs is
+    unstable.
 
     A test the base run never reported (its module could not even be collected, or the
     whole run died) counts as failing there: on the unfixed code it did not pass.
@@ -32,11 +30,12 @@ def compute_oracle(
     fail_to_pass: list[str] = []
     pass_to_pass: list[str] = []
     unstable: list[str] = []
-    for test in sorted(set(fix_first) | set(fix_second)):
-        first, second = fix_first.get(test), fix_second.get(test)
-        if first != second:
+    for test in sorted({test for run in fixes for test in run}):
+        seen = {run.get(test) for run in fixes}
+        if len(seen) > 1:
             unstable.append(test)
             continue
+        (first,) = seen
         if first not in PASSING:
             continue
         before = base.get(test, "error")

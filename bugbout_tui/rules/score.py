@@ -18,6 +18,10 @@ RUN_FAILED = "the hidden tests could not run on this patch"
 _FROM_RUN_FAILURES = (PATCH_DOES_NOT_APPLY, RUN_FAILED)
 """Beginnings of the details of a no-fix that took a test run (or an attempt to
 prepare one) to find, as opposed to one read off the attempt record."""
+CONTROL_WITHOUT_SOURCE = "the fix changes no file that a patch's source part holds"
+UNRELIABLE_GRADER = "grader unreliable: the fix does not pass its own tests here"
+UNRELIABLE_NO_RUN = "grader unreliable: the fix cannot be scored as a patch here"
+UNRELIABLE = frozenset({UNRELIABLE_GRADER, UNRELIABLE_NO_RUN})
 _FROM_RUN = frozenset({"resolved", "fixed-but-broke", "wrong-fix"})
 _DETAIL_LIMIT = 600
 
@@ -120,3 +124,19 @@ def classify(
     return Resolution(
         task=task, contestant=contestant, status=status, fail_to_pass=fail_to_pass, broken=broken
     )
+
+
+def unreliable_grader(control: Resolution | None) -> str | None:
+    """Why a task's hidden tests cannot be trusted to grade a patch, from its gold
+    control; None when the control resolved, or none was made yet.
+
+    The maintainers' fix is right by definition: when it is not `resolved` through the
+    path every patch takes, the fault is in the grader (an environment the tests need
+    more of, a flaky test, a fix that needs files no patch may carry), and a patch's
+    score on that task would measure that fault instead of the patch.
+    """
+    if control is None or control.status == "resolved":
+        return None
+    if control.status in ("no-fix", "quota"):
+        return UNRELIABLE_NO_RUN
+    return UNRELIABLE_GRADER

@@ -17,6 +17,7 @@ from bugbout_tui.core.config import Policy
 from bugbout_tui.core.errors import StoreError
 from bugbout_tui.core.models import (
     Attempt,
+    Ledger,
     Matrix,
     OracleSet,
     Resolution,
@@ -24,6 +25,7 @@ from bugbout_tui.core.models import (
     TaskSet,
 )
 from bugbout_tui.core.store import Store
+from bugbout_tui.rules.flakes import matrix_without, quarantined
 from bugbout_tui.rules.judge import Verdict, judge_all
 
 M = TypeVar("M", bound=BaseModel)
@@ -70,12 +72,16 @@ def load_records(project_dir: Path) -> Records:
 
     attempts = store.attempts(unreadable)
     matrices = store.matrices(unreadable)
+    ledger = read(store.ledger_path, Ledger)
     return Records(
         taskset=read(store.tasks_path, TaskSet),
         oracles=read(store.oracles_path, OracleSet),
         attempts=attempts,
         matrices=matrices,
-        verdicts={task: dict(judge_all(matrix)) for task, matrix in matrices.items()},
+        verdicts={
+            task: dict(judge_all(matrix_without(matrix, quarantined(ledger, task))))
+            for task, matrix in matrices.items()
+        },
         resolutions=read(store.resolutions_path, ResolutionSet),
         problems=[exc.message for exc in unreadable],
     )

@@ -157,6 +157,9 @@ class Scorer:
     def __init__(self, bench: Bench, monkeypatch: pytest.MonkeyPatch) -> None:
         self.bench = bench
         self.runs: list[PytestCommand] = []
+        """The runs of the agents' patches."""
+        self.gold: list[PytestCommand] = []
+        """The runs of the gold controls (the maintainers' fix scored as a patch)."""
         self.results: dict[str, TestRun] = {}
         self.environment = Environment(
             python=Path(sys.executable), root=None, key="test", built=False
@@ -174,7 +177,7 @@ class Scorer:
                         error="pytest was killed by SIGKILL without writing a JUnit report.",
                     )  # fmt: skip
                 return await run_pytest(cmd, sandbox, **kwargs)
-            self.runs.append(cmd)
+            (self.gold if cmd.tree.parent.name == "+gold" else self.runs).append(cmd)
             run = await run_pytest(cmd, sandbox, **kwargs)
             self.results[cmd.tree.parent.name] = run
             return run
@@ -263,6 +266,10 @@ def test_every_status_and_no_patch_grades_itself(
     ]
     assert all(cmd.paths == ["tests/test_ops.py"] for cmd in scorer.runs)
     assert found["right"].fail_to_pass == {F2P: "passed"}
+    # The maintainers' fix went the same way, once, from the commits alone.
+    assert len(scorer.gold) == 1
+    assert scores.controls["calc-3"].status == "resolved"
+    assert scores.controls["calc-3"].fail_to_pass == {F2P: "passed"}
     assert scorer.results["right"].outcomes[FLAKY].outcome == "failed"  # unstable: ignored
     assert found["broke"].broken == [P2P]
     assert found["cheat"].fail_to_pass == {F2P: "failed"}
@@ -276,6 +283,7 @@ def test_every_status_and_no_patch_grades_itself(
     scorer.runs.clear()
     again = scorer.score(oracles, attempts)
     assert scorer.runs == []
+    assert len(scorer.gold) == 1
     assert again == scores
     retried = bench.attempt("spent", {"src/calc/ops.py": RIGHT_OPS})
     later = scorer.score(oracles, [*attempts[:7], retried])
@@ -311,7 +319,8 @@ def test_a_patch_killing_its_run_is_scored_and_a_failing_machine_is_not(
     assert scorer.score(oracles, [killer]).patches == {}
     errors = [e.message for e in bench.events if isinstance(e, ev.ErrorRaised)]
     assert any("control run failed too" in m for m in errors), errors
-    assert not (bench.project.store.root / "resolutions.json").exists()
+    stored = bench.project.store.read(bench.project.store.resolutions_path, ResolutionSet)
+    assert stored is not None and stored.patches == {}  # the gold control alone
 
     scorer.machine_broken = False
     found = scorer.score(oracles, [killer]).patches["calc-3"]["killer"]

@@ -729,3 +729,14 @@ def test_a_view_that_does_not_exist_is_reported_with_its_line(repo: Path) -> Non
         "invalid value for 'view' in [[contestants]] #1 at bugbout.toml:7: must be one of "
         "'host', 'minimal'",
     ]
+
+
+def test_reruns_is_a_whole_number_of_runs_of_the_fix(repo: Path) -> None:
+    assert problems(repo, MINIMAL + "[tasks]\nreruns = 0\n") == [
+        "invalid value for 'reruns' in [tasks] at bugbout.toml:4: "
+        "must be a whole number from 1 to 20"
+    ]
+    assert problems(repo, MINIMAL + '[tasks]\nreruns = "twice"\n') == [
+        "invalid value for 'reruns' in [tasks] at bugbout.toml:4: "
+        "must be a whole number from 1 to 20"
+    ]

@@ -47,6 +47,7 @@ then git's `diff` read into a `Patch`).
 
 from __future__ import annotations
 
+from bugbout_tui.infra.workcopy.diff import commit_patch
 from bugbout_tui.infra.workcopy.harvest import (
     DEFAULT_MAX_FILE_BYTES,
     LARGEST_LISTED,
@@ -63,6 +64,7 @@ __all__ = [
     "LARGEST_LISTED",
     "NOTES_LISTED",
     "WorkingCopy",
+    "commit_patch",
     "harvest",
     "is_junk",
     "prepare_working_copy",

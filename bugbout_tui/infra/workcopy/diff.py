@@ -7,12 +7,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.patch import ChangeStatus, FileChange, Part, Patch, split_path
-from bugbout_tui.infra.git import hermetic_env, run_hermetic_git
+from bugbout_tui.infra.git import hermetic_env, run_git, run_hermetic_git
 from bugbout_tui.infra.workcopy.index import hash_name_of
 from bugbout_tui.infra.workcopy.model import WorkingCopy
 
@@ -197,3 +199,35 @@ def _counts(text: bytes) -> tuple[int, int, bool]:
         elif in_hunk and line.startswith(b"-"):
             removed += 1
     return added, removed, b"\nGIT binary patch\n" in text
+
+
+def commit_patch(repo: Path, base: str, fix: str, layout: tuple[str, str]) -> Patch:
+    """The change from `base` to `fix` in `repo`, split as a harvested patch is.
+
+    The maintainers' fix goes through scoring as an agent's patch does, so it is read
+    into the same `Patch`, its files split by the same rule and only its source part
+    ever applied. Renames are written as a deletion and an addition, so a file moved
+    across parts applies on its own; text that is not UTF-8 is diffed again as binary,
+    so the patch keeps its bytes exact.
+    """
+    pairs = _commit_pairs(repo, base, fix, (), {})
+    unreadable = [p for p in pairs if not _readable(p)]
+    if unreadable:
+        with tempfile.TemporaryDirectory(prefix="bugbout-attributes-") as scratch:
+            attributes = Path(scratch) / "attributes"
+            attributes.write_bytes(
+                b"".join(_attribute_pattern(p.path) + b" -diff\n" for p in unreadable)
+            )
+            config = {"core.attributesFile": str(attributes)}
+            again = _commit_pairs(repo, base, fix, [p.path for p in unreadable], config)
+        redone = {id(p) for p in unreadable}
+        pairs = [p for p in pairs if id(p) not in redone] + again
+    return assemble_patch(pairs, layout, [])
+
+
+def _commit_pairs(
+    repo: Path, base: str, fix: str, paths: Sequence[bytes], config: dict[str, str]
+) -> list[_Pair]:
+    pathspec = [":(literal)" + os.fsdecode(p) for p in paths]
+    args = ["diff-tree", "-r", "--no-renames", *_DIFF_OPTIONS, base, fix, "--", *pathspec]
+    return _parse_diff(run_git(repo, *args, config=config))
