@@ -21,14 +21,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bugbout_tui.core import look
-from bugbout_tui.core.events import ErrorRaised
+from bugbout_tui.core.events import ErrorRaised, StageProgress
 from bugbout_tui.core.models import Conditions, Oracle, OracleSet, Task
+from bugbout_tui.engine.environments import NoEnvironment
 from bugbout_tui.engine.testing import (
     PytestRunner,
     first_error,
     put_fix_tests,
     transient_failure,
 )
+from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.pytest_run import TestRun, expand_collection_errors
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
 from bugbout_tui.rules.examine import is_test_module
@@ -59,43 +61,66 @@ class GroundTruth(PytestRunner):
         return stored.conditions != current or (self.retry_failed and not stored.scored)
 
     async def run(self, tasks: Sequence[Task]) -> OracleSet:
+        """Every task's oracle, made where it is missing or stale.
+
+        Each task first gets its environment (built a few at a time, shared between tasks
+        whose resolutions agree), then waits its turn to run, so tests run on tasks whose
+        environment is ready while others are still being built.
+        """
         store = self.project.store
         oracles = store.read(store.oracles_path, OracleSet) or OracleSet()
-        current = self.conditions()
-        todo: list[Task] = []
-        adopted = False
-        for task in tasks:
-            stored = oracles.oracles.get(task.id)
-            if self.needs_run(stored, current):
-                todo.append(task)
-            elif stored is not None and stored.conditions is None:
-                oracles.oracles[task.id] = stored.model_copy(update={"conditions": current})
-                adopted = True
-        if adopted:
-            store.write(store.oracles_path, oracles)
+        gate = asyncio.Semaphore(self.parallel)
+        done = 0
 
-        async def settle(task: Task) -> None:
-            oracle = await self.oracle_for(task, current)
+        def keep(task: Task, oracle: Oracle | None) -> None:
             if oracle is not None:
                 oracles.oracles[task.id] = oracle
                 store.write(store.oracles_path, oracles)
             elif oracles.oracles.pop(task.id, None) is not None:  # stale, and no answer now
                 store.write(store.oracles_path, oracles)
 
-        await self.side_by_side(
-            "ground-truth",
-            todo,
-            settle,
-            label=lambda task: task.id,
-            total=len(tasks),
-            done=len(tasks) - len(todo),
-        )
+        async def settle(task: Task) -> None:
+            nonlocal done
+            stored = oracles.oracles.get(task.id)
+            try:
+                environment = await self.environments.for_task(task)
+            except NoEnvironment as missing:
+                current = _without_environment(self.conditions(_NONE))
+                if self.needs_run(stored, current):
+                    reason = f"no test environment: {missing.record.note}"
+                    update = {"conditions": current, "environment": missing.record}
+                    keep(task, unrunnable(reason).model_copy(update=update))
+                done += 1
+                return
+            current = self.conditions(environment)
+            if not self.needs_run(stored, current):
+                if stored is not None and stored.conditions is None:
+                    keep(task, stored.model_copy(update={"conditions": current}))
+                done += 1
+                return
+            async with gate:
+                oracle = await self.oracle_for(task, current, environment)
+            if oracle is not None:
+                oracle = oracle.model_copy(
+                    update={"environment": self.environments.record(task.id)}
+                )
+            keep(task, oracle)
+            done += 1
+            self.bus.emit(
+                StageProgress(stage="ground-truth", done=done, total=len(tasks), detail=task.id)
+            )
+
+        async with asyncio.TaskGroup() as group:
+            for task in tasks:
+                group.create_task(settle(task))
         return oracles
 
     def logs_for(self, task: Task) -> Path:
         return self.project.store.logs_dir / "ground-truth" / task.id
 
-    async def oracle_for(self, task: Task, conditions: Conditions) -> Oracle | None:
+    async def oracle_for(
+        self, task: Task, conditions: Conditions, environment: Environment
+    ) -> Oracle | None:
         """The task's oracle, or None when its runs failed for a reason that may pass
         (an error event says which)."""
         tests = [path for path in task.test_files if is_test_module(path)]
@@ -116,10 +141,22 @@ class GroundTruth(PytestRunner):
                 return unrunnable(reason).model_copy(update={"conditions": conditions})
             base_run, first = await asyncio.gather(
                 self.run_tests(
-                    task.id, "base", base, tests, workspace / "base-run", log_path=logs / LOGS[0]
+                    task.id,
+                    "base",
+                    base,
+                    tests,
+                    workspace / "base-run",
+                    environment=environment,
+                    log_path=logs / LOGS[0],
                 ),
                 self.run_tests(
-                    task.id, "fix", fix, tests, workspace / "fix-run-1", log_path=logs / LOGS[1]
+                    task.id,
+                    "fix",
+                    fix,
+                    tests,
+                    workspace / "fix-run-1",
+                    environment=environment,
+                    log_path=logs / LOGS[1],
                 ),
             )
             second = await self.run_tests(
@@ -128,6 +165,7 @@ class GroundTruth(PytestRunner):
                 fix,
                 tests,
                 workspace / "fix-run-2",
+                environment=environment,
                 log_path=logs / LOGS[2],
             )
         except Exception as exc:  # a task that cannot be prepared must not sink the others
@@ -176,6 +214,16 @@ class GroundTruth(PytestRunner):
         base = copy_tree(pristine_tree(self.repo, task.base_commit), workspace / "base")
         put_fix_tests(base, fixed, task)
         return base, copy_tree(fixed, workspace / "fix")
+
+
+_NONE = Environment(python=Path(), root=None, key="none", built=False)
+"""Stands for the environment a task could not get, in its conditions."""
+
+
+def _without_environment(conditions: Conditions) -> Conditions:
+    """The conditions of a task with no environment: the same again (say, the next bout
+    with nothing changed) leaves its answer alone; `--retry-failed` asks again."""
+    return conditions.model_copy(update={"interpreter": ""})
 
 
 def _outcomes(run: TestRun) -> dict[str, str]:

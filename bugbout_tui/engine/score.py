@@ -24,6 +24,7 @@ from bugbout_tui.core.events import ErrorRaised
 from bugbout_tui.core.models import Attempt, Oracle, OracleSet, Resolution, ResolutionSet, Task
 from bugbout_tui.engine.testing import PytestRunner, put_fix_tests
 from bugbout_tui.infra.apply import apply_patch
+from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
 from bugbout_tui.rules.examine import is_test_module
 from bugbout_tui.rules.score import (
@@ -56,13 +57,19 @@ class Scoring(PytestRunner):
         """Score what is not scored yet; unscored tasks and skipped attempts get nothing."""
         store = self.project.store
         scores = store.read(self.path, ResolutionSet) or ResolutionSet()
-        current = self.conditions()
+        environments: dict[str, Environment] = {}
         to_run: list[tuple[Task, Oracle, Attempt]] = []
         changed = False
         for task in tasks:
             oracle = oracles.oracles.get(task.id)
             if oracle is None or not oracle.scored:
                 continue
+            try:
+                environment = environments[task.id] = await self.environments.for_task(task)
+            except BugboutError as exc:  # its environment is gone and cannot be made again
+                self.bus.emit(ErrorRaised(message=exc.message, task=task.id))
+                continue
+            current = self.conditions(environment)
             for attempt in attempts.get(task.id, ()):
                 known = scores.patches.get(task.id, {}).get(attempt.contestant)
                 if not is_scored(attempt):
@@ -88,9 +95,10 @@ class Scoring(PytestRunner):
 
         async def settle(item: tuple[Task, Oracle, Attempt]) -> None:
             task, oracle, attempt = item
-            resolution = await self._score(task, oracle, attempt)
+            environment = environments[task.id]
+            resolution = await self._score(task, oracle, attempt, environment)
             if resolution is not None:
-                scored = resolution.model_copy(update={"conditions": current})
+                scored = resolution.model_copy(update={"conditions": self.conditions(environment)})
                 scores.patches.setdefault(task.id, {})[attempt.contestant] = scored
                 store.write(self.path, scores)
             elif scores.patches.get(task.id, {}).pop(attempt.contestant, None) is not None:
@@ -99,7 +107,9 @@ class Scoring(PytestRunner):
         await self.side_by_side("score", to_run, settle, label=_patch_label, total=len(to_run))
         return scores
 
-    async def _score(self, task: Task, oracle: Oracle, attempt: Attempt) -> Resolution | None:
+    async def _score(
+        self, task: Task, oracle: Oracle, attempt: Attempt, environment: Environment
+    ) -> Resolution | None:
         """The patch's score, or None when its run failed because the machine did."""
         name = attempt.contestant
         workspace = self.scratch / task.id / quote(name, safe="")
@@ -112,8 +122,10 @@ class Scoring(PytestRunner):
                 return untestable(task.id, name, PATCH_DOES_NOT_APPLY, problem)
             if not modules:
                 return untestable(task.id, name, RUN_FAILED, "the fix's test modules are missing")
-            run = await self.run_tests(task.id, name, tree, modules, workspace / "run")
-            if await self.machine_failed(run, workspace):
+            run = await self.run_tests(
+                task.id, name, tree, modules, workspace / "run", environment=environment
+            )
+            if await self.machine_failed(run, workspace, environment):
                 assert run.error is not None
                 first = next((ln for ln in run.error.splitlines() if ln.strip()), run.error)
                 self.bus.emit(
