@@ -192,6 +192,8 @@ Rung = Literal["dated", "relaxed", "tip", "none"]
 """Where a task's environment stands on the ladder: resolved as of the fix's date; the
 same with the date limit lifted for the packages that blocked it; the environment of the
 tip; none at all (the tests cannot run)."""
+RUNGS: tuple[Rung, ...] = ("dated", "relaxed", "tip", "none")
+"""The ladder's rungs, top down."""
 
 
 class TaskEnvironment(BaseModel):

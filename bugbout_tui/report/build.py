@@ -30,6 +30,7 @@ from bugbout_tui.core import look
 from bugbout_tui.core.agent_facts import UNKNOWN_VENDOR
 from bugbout_tui.core.config import Policy, TasksConfig
 from bugbout_tui.core.models import (
+    RUNGS,
     Attempt,
     AuthorKind,
     Matrix,
@@ -64,6 +65,7 @@ from bugbout_tui.report.model import (
     Rate,
     Report,
     Role,
+    RungCount,
     Spend,
     TaskRow,
     TokenUse,
@@ -154,7 +156,7 @@ def build_report(
             policy, raced, status, verdicts, cannot_apply if policy == "cross-vendor" else None
         ),
         evidence=_evidence(raced, status, matrices, contestants, examiners),
-        funnel=_funnel(taskset, standings),
+        funnel=_funnel(taskset, standings, oracles),
         cost=_cost(attempts, contestants, examiners),
         trials=_trials(raced, statuses, contestants),
         tasks=[
@@ -584,8 +586,13 @@ def _not_scored(task: Task, oracles: OracleSet) -> str | None:
     return oracle.reason or "the ground truth marks it as not scored"
 
 
-def _funnel(taskset: TaskSet, standings: Mapping[str, Standing]) -> FunnelSection:
-    """Each kept task falls out at its first step: set aside, not scored, not raced."""
+def _funnel(
+    taskset: TaskSet, standings: Mapping[str, Standing], oracles: OracleSet
+) -> FunnelSection:
+    """Each kept task falls out at its first step: set aside, not scored, not raced.
+    Beside the steps, the tasks that went on to the ground truth by the rung of their
+    environment."""
+    rungs: dict[str, list[str]] = {rung: [] for rung in RUNGS}
     set_aside: dict[str, list[str]] = {}
     not_scored: dict[str, list[str]] = {}
     not_raced: dict[str, list[str]] = {}
@@ -597,6 +604,10 @@ def _funnel(taskset: TaskSet, standings: Mapping[str, Standing]) -> FunnelSectio
             not_scored.setdefault(unscored, []).append(task.id)
         elif uncounted is not None:
             not_raced.setdefault(uncounted, []).append(task.id)
+        oracle = oracles.oracles.get(task.id)
+        record = oracle.environment if oracle is not None else None
+        if uncounted not in (EXCLUDED_BY_YOU, AWAITING_REVIEW) and record is not None:
+            rungs[record.rung].append(task.id)
     scored = len(taskset.tasks) - _total(set_aside) - _total(not_scored)
     return FunnelSection(
         examined=taskset.examined,
@@ -613,6 +624,11 @@ def _funnel(taskset: TaskSet, standings: Mapping[str, Standing]) -> FunnelSectio
         ],
         raced=scored - _total(not_raced),
         not_raced=_left_out(not_raced),
+        environments=[
+            RungCount(rung=rung, count=len(tasks), tasks=tasks)
+            for rung, tasks in rungs.items()
+            if tasks
+        ],
     )
 
 

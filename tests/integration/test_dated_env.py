@@ -17,9 +17,12 @@ import pytest
 from gitrepo import GitRepo
 from package_index import PackageIndex, build_wheel
 from projects import write_issues
+from terminals import bugbout
 
 from bugbout_tui.core.models import OracleSet
 from bugbout_tui.engine.bout import Bout
+from bugbout_tui.engine.project import Project
+from bugbout_tui.engine.report import load_report
 
 pytestmark = pytest.mark.usefixtures("home")
 
@@ -129,6 +132,12 @@ def dated_environments(home: Path) -> list[Path]:
     return sorted((home / "envs").glob("dated-*"))
 
 
+def rungs(repo: GitRepo) -> list[tuple[str, int]]:
+    """The report funnel's count of tasks per rung."""
+    funnel = load_report(Project.load(repo.root)).funnel
+    return [(item.rung, item.count) for item in funnel.environments]
+
+
 def test_old_fixes_get_the_old_dependency_and_share_one_environment(
     tmp_path: Path, home: Path, index: PackageIndex
 ) -> None:
@@ -145,6 +154,11 @@ def test_old_fixes_get_the_old_dependency_and_share_one_environment(
     assert "shapes==1.0" in old.packages and "shapes==2.0" in new.packages
     assert old.key == older.key != new.key
     assert old.date == when(2021, 2)
+    assert rungs(repo) == [("dated", 3)]
+    shown = bugbout("tasks", "geom-1", cwd=repo.root, home=home, COLUMNS="200")
+    assert shown.returncode == 0, shown.stderr
+    for words in (old.key, "dated: resolved as of the fix's date", "shapes==1.0", "2021-02-01"):
+        assert words in shown.stdout
     built = dated_environments(home)
     assert len(built) == 2
     markers = {path: (path / "bugbout-env.json").stat().st_mtime_ns for path in built}
@@ -168,6 +182,7 @@ def test_the_tip_environment_fails_the_old_fixes(
         assert not found[task].scored
         assert found[task].environment is None  # as before dated environments
     assert dated_environments(home) == []
+    assert rungs(repo) == []
 
 
 def test_a_package_too_new_for_the_date_has_its_date_lifted_and_named(
@@ -202,6 +217,9 @@ def test_a_package_too_new_for_the_date_has_its_date_lifted_and_named(
     assert oracle.environment.rung == "relaxed"
     assert oracle.environment.relaxed == ["shapes"]
     assert "shapes==2.0" in oracle.environment.packages
+    assert rungs(repo) == [("relaxed", 1)]
+    shown = bugbout("tasks", "geom-1", cwd=repo.root, home=home, COLUMNS="200")
+    assert "date lifted for  shapes" in shown.stdout
 
 
 def test_a_hopeless_resolution_ends_the_ladder_with_uv_quoted(
@@ -234,3 +252,4 @@ def test_a_hopeless_resolution_ends_the_ladder_with_uv_quoted(
     assert oracle.reason is not None
     assert "no-such-package-anywhere" in oracle.reason
     assert "uv" in oracle.reason
+    assert rungs(repo) == [("none", 1)]
