@@ -159,6 +159,11 @@ def test_old_fixes_get_the_old_dependency_and_share_one_environment(
     assert shown.returncode == 0, shown.stderr
     for words in (old.key, "dated: resolved as of the fix's date", "shapes==1.0", "2021-02-01"):
         assert words in shown.stdout
+    doctor = bugbout(
+        "doctor", cwd=repo.root, home=home, COLUMNS="300", UV_DEFAULT_INDEX=index.url,
+        UV_CACHE_DIR=str(tmp_path / "uv-cache"), UV_PYTHON_DOWNLOADS="never",
+    )  # fmt: skip
+    assert "dated: 3 tasks in 2 environments (3 dated)" in doctor.stdout, doctor.stdout
     built = dated_environments(home)
     assert len(built) == 2
     markers = {path: (path / "bugbout-env.json").stat().st_mtime_ns for path in built}
