@@ -21,12 +21,16 @@ ready; concurrent asks for one environment wait for one build.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bugbout_tui.core.config import ProjectConfig
 from bugbout_tui.core.errors import BugboutError
+from bugbout_tui.core.fs import write_atomic
 from bugbout_tui.core.models import Task, TaskEnvironment
 from bugbout_tui.core.paths import bugbout_home
 from bugbout_tui.engine.environment import project_environment
@@ -47,6 +51,14 @@ from bugbout_tui.infra.pythons import Choice, Python, choose, parse_list
 from bugbout_tui.infra.trees import pristine_tree
 
 BUILDS_AT_ONCE = 2
+PYTHONS_KEPT_SECONDS = 24 * 3600
+_PYTHON_SETTINGS = (
+    "UV_PYTHON_DOWNLOADS",
+    "UV_PYTHON_INSTALL_DIR",
+    "UV_MANAGED_PYTHON",
+    "UV_NO_MANAGED_PYTHON",
+    "UV_PYTHON_PREFERENCE",
+)
 """Environment builds (and resolutions) at a time: they share the machine with tests."""
 
 
@@ -254,12 +266,22 @@ class Environments:
 
     async def _available(self) -> list[Python]:
         if self._pythons is None:
-            self._pythons = asyncio.ensure_future(_list_pythons())
+            self._pythons = asyncio.ensure_future(_list_pythons(self.envs))
         return await asyncio.shield(self._pythons)
 
 
-async def _list_pythons() -> list[Python]:
-    """What `uv python list` knows (its warnings about broken shims go to stderr)."""
+async def _list_pythons(envs: Path) -> list[Python]:
+    """What `uv python list` knows, kept for a day: uv probes every interpreter on PATH,
+    which takes seconds on a machine with many shims, and a bout asks once. The list is
+    asked again when PATH or uv's Python settings change, or an interpreter is gone."""
+    settings = [os.environ.get(name, "") for name in ("PATH", *_PYTHON_SETTINGS)]
+    digest = hashlib.sha256("\0".join(settings).encode()).hexdigest()[:16]
+    cache = envs / f"pythons-{digest}.json"
+    with contextlib.suppress(OSError):
+        if time.time() - cache.stat().st_mtime < PYTHONS_KEPT_SECONDS:
+            found = parse_list(cache.read_text(encoding="utf-8"))
+            if all(p.path is None or p.path.exists() for p in found):
+                return found
     process = await asyncio.create_subprocess_exec(
         str(find_uv()), "python", "list", "--output-format", "json",
         stdin=asyncio.subprocess.DEVNULL,
@@ -267,4 +289,9 @@ async def _list_pythons() -> list[Python]:
         stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
     raw, _ = await process.communicate()
-    return parse_list(raw.decode("utf-8", "replace"))
+    text = raw.decode("utf-8", "replace")
+    if process.returncode == 0:
+        with contextlib.suppress(OSError):
+            envs.mkdir(parents=True, exist_ok=True)
+            write_atomic(cache, text)
+    return parse_list(text)
