@@ -131,10 +131,12 @@ class PackageIndex:
         digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
         self.files.setdefault(name, []).append(_File(wheel, uploaded, digest))
 
-    def publish_runner(self, dest: Path) -> None:
-        """pytest and its dependencies, repacked from this interpreter, uploaded long ago."""
+    def publish_runner(self, dest: Path, *, pytest_uploaded: datetime = LONG_AGO) -> None:
+        """pytest and its dependencies, repacked from this interpreter, uploaded long ago
+        (pytest itself at `pytest_uploaded`)."""
         for name in RUNNER:
-            self.publish(repack_installed(dest, name), uploaded=LONG_AGO)
+            uploaded = pytest_uploaded if name == "pytest" else LONG_AGO
+            self.publish(repack_installed(dest, name), uploaded=uploaded)
 
     def __enter__(self) -> PackageIndex:
         index = self

@@ -159,11 +159,15 @@ class Environments:
             )
             if choice.python is None:
                 return await self._down_to_tip(task, choice.why, unenforced)
+            declared = self.project.install_project
             inputs = Inputs(
-                requirements=[*self.project.test_dependencies, *manifests.requirements],
+                requirements=[
+                    *self.project.test_dependencies,
+                    *(manifests.requirements if declared else []),
+                ],
                 python=choice.python,
                 date=task.date,
-                build=tree / manifests.build if manifests.build else None,
+                build=tree / manifests.build if declared and manifests.build else None,
             )
             uv_bin = find_uv()
             found = await resolve(uv_bin, inputs, envs=self.envs, reuse=not self.retry_failed)

@@ -258,3 +258,30 @@ def test_a_hopeless_resolution_ends_the_ladder_with_uv_quoted(
     assert "no-such-package-anywhere" in oracle.reason
     assert "uv" in oracle.reason
     assert rungs(repo) == [("none", 1)]
+
+
+def test_a_dated_runner_that_cannot_run_here_comes_from_a_later_date(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest "5.0" of 2019 cannot run on this Python; the real one is of 2022. A task of
+    2021 gets its dependencies as of 2021 and the runner of 2022, and says so."""
+    wheels = tmp_path / "wheels"
+    with PackageIndex() as served:
+        served.publish_runner(wheels, pytest_uploaded=when(2022))
+        old = {"pytest/__init__.py": "raise ImportError('this pytest does not run here')\n"}
+        served.publish(build_wheel(wheels / "old", "pytest", "5.0", old), uploaded=when(2019))
+        served.publish(
+            build_wheel(wheels, "shapes", "1.0", {"shapes/__init__.py": V1}), uploaded=when(2020)
+        )
+        monkeypatch.setenv("UV_DEFAULT_INDEX", served.url)
+        monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+        monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")
+        repo = geom_history(tmp_path / "geom")
+        configure(repo)
+        Bout.load(repo.root).run(until="ground-truth")
+    oracle = oracles(repo).oracles["geom-1"]
+    assert oracle.scored, oracle.reason
+    assert oracle.environment is not None and oracle.environment.rung == "dated"
+    assert oracle.environment.runner_later == ["pytest"]
+    assert "shapes==1.0" in oracle.environment.packages
+    assert not any(p.startswith("pytest==5.") for p in oracle.environment.packages)
