@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import os
 import time
@@ -171,6 +172,16 @@ class Environments:
             )
             uv_bin = find_uv()
             found = await resolve(uv_bin, inputs, envs=self.envs, reuse=not self.retry_failed)
+            if isinstance(found, Failed) and inputs.build is not None:
+                # The build that would tell the dependencies failed (its build backend is
+                # not dated, and today's may not run yesterday's setup.py): what the other
+                # files declare is still the commit's own word.
+                unenforced.append(
+                    f"{manifests.build} (could not be built to learn its dependencies: "
+                    f"{found.quoted()})"
+                )
+                inputs = dataclasses.replace(inputs, build=None)
+                found = await resolve(uv_bin, inputs, envs=self.envs, reuse=not self.retry_failed)
             if isinstance(found, Failed):
                 why = f"the dated resolution failed: {found.quoted()} (log: {found.log})"
                 return await self._down_to_tip(task, why, unenforced)

@@ -93,17 +93,20 @@ class GroundTruth(PytestRunner):
                 done += 1
                 return
             current = self.conditions(environment)
+            record = self.environments.record(task.id)
             if not self.needs_run(stored, current):
                 if stored is not None and stored.conditions is None:
-                    keep(task, stored.model_copy(update={"conditions": current}))
+                    stored = stored.model_copy(update={"conditions": current})
+                    keep(task, stored)
+                if stored is not None and record is not None and stored.environment != record:
+                    # The same environment, reached another way (the tip's, now as a rung).
+                    keep(task, stored.model_copy(update={"environment": record}))
                 done += 1
                 return
             async with gate:
                 oracle = await self.oracle_for(task, current, environment)
             if oracle is not None:
-                oracle = oracle.model_copy(
-                    update={"environment": self.environments.record(task.id)}
-                )
+                oracle = oracle.model_copy(update={"environment": record})
             keep(task, oracle)
             done += 1
             self.bus.emit(

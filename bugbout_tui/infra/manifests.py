@@ -97,7 +97,9 @@ def read_manifests(tree: Path) -> Manifests:
         if found.requires_python is None and (match := _SETUP_PY_PYTHON.search(text)):
             found.requires_python = match.group(1)
         _classifiers(_CLASSIFIER.findall(text), found)
-        if not declared and found.build is None:
+        # pbr reads the dependencies from requirements.txt, which is read below.
+        pbr = re.search(r"\bpbr\s*=\s*True", text) is not None
+        if not declared and found.build is None and not pbr:
             found.build = "setup.py"
             found.read.append("setup.py")
     for path in _requirement_files(tree):
