@@ -37,6 +37,7 @@ from bugbout_tui.core.paths import bugbout_home
 from bugbout_tui.engine.environment import project_environment
 from bugbout_tui.infra.dated_env import (
     RUNNER,
+    RUNNER_CORE,
     BuildFailed,
     Failed,
     Inputs,
@@ -202,7 +203,9 @@ class Environments:
             relaxed=found.relaxed,
             runner_later=found.runner_later,
             unenforced=unenforced,
-            note=choice.why,
+            note=choice.why
+            if found.runner_problem is None
+            else f"{choice.why}; the test runner cannot run here: {found.runner_problem}",
         )
         return environment
 
@@ -217,12 +220,22 @@ class Environments:
         problem = await runner_works(environment)
         if problem is not None:
             runner = [p.split("==")[0].lower() for p in found.packages if "==" in p]
-            runner = [name for name in runner if RUNNER.match(name)] or ["pytest"]
-            later = await resolve(uv_bin, inputs, envs=self.envs, extra_relaxed=runner)
-            if isinstance(later, Resolution):
-                merged = later.model_copy(update={"relaxed": found.relaxed, "checked": True})
-                environment = await self._build(uv_bin, merged)
-                found = merged
+            runner = [name for name in runner if RUNNER.match(name)]
+            runner = list(dict.fromkeys([*runner, *RUNNER_CORE]))
+            later = await resolve(
+                uv_bin, inputs, envs=self.envs, extra_relaxed=runner, carried=found.relaxed
+            )
+            if isinstance(later, Failed):
+                found = found.model_copy(
+                    update={"runner_problem": f"{problem}; a later runner: {later.quoted()}"}
+                )
+            else:
+                relaxed = list(dict.fromkeys([*found.relaxed, *later.relaxed]))
+                found = later.model_copy(update={"relaxed": relaxed})
+                environment = await self._build(uv_bin, found)
+                still = await runner_works(environment)
+                if still is not None:
+                    found = found.model_copy(update={"runner_problem": still})
         found = found.model_copy(update={"checked": True})
         remember(found, inputs, envs=self.envs)
         return environment, found

@@ -8,8 +8,9 @@ one environment, built once and reused by every later bout. Resolutions are kept
 `envs/resolutions/`, keyed by everything that went into them, so a second bout asks uv
 nothing it asked before.
 
-When the dated resolution fails because a package has no version old enough (uv names
-it: "`x` was filtered by `exclude-newer`"), the limit is lifted for that package alone
+When the dated resolution fails because of one package, the version old enough does
+not exist (uv says "`x` was filtered by `exclude-newer`") or cannot be built with
+today's tools (uv says "Failed to build `x==1.0`"), the limit is lifted for that package alone
 (`--exclude-newer-package x=<now>`) and the resolution tried again; the packages lifted
 are recorded. A package whose index gives no upload time cannot be dated at all: uv
 leaves it out and says so, and it is lifted the same way and listed as unenforced.
@@ -44,10 +45,15 @@ from bugbout_tui.infra.pythons import Python
 
 RUNNER = re.compile(r"^(pytest([-_].*)?|pluggy|py|iniconfig|attrs|more-itertools|atomicwrites)$")
 """The test runner's packages: pytest, its plugins and what old pytests needed."""
+RUNNER_CORE = ("pytest", "pluggy", "iniconfig")
+"""What a later pytest needs that a dated one may not have had: lifted with it."""
 MAX_RELAXED = 8
 """How many packages the ladder lifts the date for before it stops trying."""
 _FILTERED = re.compile(r"`([^`]+)` was filtered by `exclude-newer`")
 _NO_UPLOAD_DATE = re.compile(r"`([^`]+)` is missing an upload date")
+_UNBUILDABLE = re.compile(r"[Ff]ailed to (?:download and )?build `([A-Za-z0-9._-]+)==")
+"""An old version that today's build tools cannot build (an sdist of its day): a later
+version of it, with a wheel, is what lifting its date brings."""
 _SMOKE_TIMEOUT_SECONDS = 120.0
 _INDEX_SETTINGS = (
     "UV_DEFAULT_INDEX",
@@ -75,6 +81,8 @@ class Resolution(BaseModel):
     """The runner was tried on the built environment (and lifted if it could not run)."""
     build_error: str | None = None
     """The environment could not be built from these pins (uv's words)."""
+    runner_problem: str | None = None
+    """The dated runner could not run on the interpreter, and no later one resolved."""
 
     def key(self) -> str:
         digest = hashlib.sha256(
@@ -139,16 +147,19 @@ async def resolve(
     *,
     envs: Path,
     extra_relaxed: Sequence[str] = (),
+    carried: Sequence[str] = (),
     reuse: bool = True,
 ) -> Resolution | Failed:
     """The pins for `inputs` as of their date, lifting the date for what blocks them.
 
     `extra_relaxed` are lifted from the start (the runner, when the dated one could not
-    run). A cached resolution is returned when `reuse` allows it.
+    run), and so are `carried` (what the dated resolution had to lift already). A cached
+    resolution is returned when `reuse` allows it.
     """
     digest = inputs.digest(os.environ)
     if extra_relaxed:
-        digest += "-" + hashlib.sha256("\0".join(extra_relaxed).encode()).hexdigest()[:8]
+        lifted = "\0".join([*extra_relaxed, "", *carried])
+        digest += "-" + hashlib.sha256(lifted.encode()).hexdigest()[:8]
     cache = envs / "resolutions" / f"{digest}.json"
     if reuse:
         with contextlib.suppress(OSError, ValidationError):
@@ -159,7 +170,7 @@ async def resolve(
     log.write_text("", encoding="utf-8")
     source = cache.with_suffix(".in")
     source.write_text("\n".join(inputs.requirements) + "\n", encoding="utf-8")
-    relaxed = list(dict.fromkeys(extra_relaxed))
+    relaxed = list(dict.fromkeys([*extra_relaxed, *carried]))
     no_date: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bugbout-resolve-") as scratch:
         build = None
@@ -175,12 +186,9 @@ async def resolve(
             ]  # fmt: skip
             if run.returncode == 0:
                 break
-            blocking = [
-                _package(name)
-                for name in _FILTERED.findall(run.output)
-                if _package(name) not in relaxed
-            ]
-            if not blocking or len(relaxed) >= MAX_RELAXED:
+            named = [*_FILTERED.findall(run.output), *_UNBUILDABLE.findall(run.output)]
+            blocking = list(dict.fromkeys(_package(n) for n in named if _package(n) not in relaxed))
+            if not blocking or len(relaxed) - len(extra_relaxed) - len(carried) >= MAX_RELAXED:
                 return Failed(run.output, log)
             relaxed += blocking
     resolution = Resolution(
