@@ -271,7 +271,15 @@ class Bout:
         if self.oracles is None:
             return _DONE
         scored = sum(1 for o in self.oracles.oracles.values() if o.scored)
-        return f"{scored} of {len(self.oracles.oracles)} tasks scored"
+        summary = f"{scored} of {len(self.oracles.oracles)} tasks scored"
+        environments = self._environments
+        if environments is not None and environments.dated and environments.built.keys:
+            built = environments.built
+            summary += (
+                f"; {len(built.keys)} environments for them, {built.builds} built now "
+                f"({built.seconds:.0f} s of building)"
+            )
+        return summary
 
     def _race_summary(self) -> str:
         attempts = [a for group in self.attempts.values() for a in group]
