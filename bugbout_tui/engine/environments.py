@@ -43,6 +43,7 @@ from bugbout_tui.infra.dated_env import (
     Inputs,
     Resolution,
     ensure_pinned,
+    plugin_name,
     remember,
     resolve,
     runner_works,
@@ -203,9 +204,7 @@ class Environments:
             relaxed=found.relaxed,
             runner_later=found.runner_later,
             unenforced=unenforced,
-            note=choice.why
-            if found.runner_problem is None
-            else f"{choice.why}; the test runner cannot run here: {found.runner_problem}",
+            note=_note(choice.why, found),
         )
         return environment
 
@@ -235,10 +234,43 @@ class Environments:
                 environment = await self._build(uv_bin, found)
                 still = await runner_works(environment)
                 if still is not None:
-                    found = found.model_copy(update={"runner_problem": still})
+                    environment, found = await self._without_plugins(
+                        uv_bin, inputs, found, environment, still
+                    )
         found = found.model_copy(update={"checked": True})
         remember(found, inputs, envs=self.envs)
         return environment, found
+
+    async def _without_plugins(
+        self,
+        uv_bin: Path,
+        inputs: Inputs,
+        found: Resolution,
+        environment: Environment,
+        problem: str,
+    ) -> tuple[Environment, Resolution]:
+        """A later runner that still cannot run: the commit's pytest plugins are left out
+        (bugbout's runs need none of them, and a plugin of a pytest long gone breaks
+        every run), and named. When even that does not run, the problem is recorded."""
+        plugins = [name for r in inputs.requirements if (name := plugin_name(r)) is not None]
+        if not plugins:
+            return environment, found.model_copy(update={"runner_problem": problem})
+        kept = [r for r in inputs.requirements if plugin_name(r) is None]
+        bare = dataclasses.replace(inputs, requirements=kept)
+        core = [name for name in found.runner_later if name not in plugins]
+        again = await resolve(
+            uv_bin, bare, envs=self.envs, extra_relaxed=core, carried=found.relaxed
+        )
+        if isinstance(again, Failed):
+            return environment, found.model_copy(update={"runner_problem": problem})
+        again = again.model_copy(
+            update={"relaxed": list(dict.fromkeys([*found.relaxed, *again.relaxed]))}
+        )
+        rebuilt = await self._build(uv_bin, again)
+        still = await runner_works(rebuilt)
+        if still is not None:
+            return environment, found.model_copy(update={"runner_problem": problem})
+        return rebuilt, again.model_copy(update={"dropped": plugins})
 
     async def _build(self, uv_bin: Path, resolution: Resolution) -> Environment:
         key = resolution.key()
@@ -296,6 +328,18 @@ class Environments:
         if self._pythons is None:
             self._pythons = asyncio.ensure_future(_list_pythons(self.envs))
         return await asyncio.shield(self._pythons)
+
+
+def _note(chosen: str, found: Resolution) -> str:
+    """How the interpreter was chosen, and what the runner had to give up."""
+    note = chosen
+    if found.dropped:
+        note += (
+            f"; pytest plugins left out, no runnable pytest loads them: {', '.join(found.dropped)}"
+        )
+    if found.runner_problem is not None:
+        note += f"; the test runner cannot run here: {found.runner_problem}"
+    return note
 
 
 async def _list_pythons(envs: Path) -> list[Python]:

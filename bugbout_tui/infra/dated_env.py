@@ -83,6 +83,9 @@ class Resolution(BaseModel):
     """The environment could not be built from these pins (uv's words)."""
     runner_problem: str | None = None
     """The dated runner could not run on the interpreter, and no later one resolved."""
+    dropped: list[str] = []
+    """pytest plugins the commit asked for, left out because no pytest that runs on the
+    interpreter can load them (a plugin of a pytest long gone)."""
 
     def key(self) -> str:
         digest = hashlib.sha256(
@@ -303,17 +306,25 @@ class BuildFailed(Exception):
     """A resolved environment that uv could not build."""
 
 
+def plugin_name(requirement: str) -> str | None:
+    """The distribution a requirement names when it is a pytest plugin, else None."""
+    name = re.split(r"[\s<>=!~;\[@(]", requirement.strip(), maxsplit=1)[0]
+    normalised = re.sub(r"[-_.]+", "-", name).lower()
+    return normalised if normalised.startswith("pytest-") else None
+
+
 async def runner_works(environment: Environment) -> str | None:
     """None when pytest runs one trivial test in `environment`, else what it said.
 
-    Plugins are not loaded: this asks whether the runner itself runs on the interpreter
-    (an old pytest on a new Python does not), not what the project's plugins do.
+    Installed plugins load, as they do in every run bugbout makes: an old plugin that
+    breaks a newer pytest breaks every test run, and is found here, once.
     """
     with tempfile.TemporaryDirectory(prefix="bugbout-runner-") as scratch:
         test = Path(scratch) / "test_runner.py"
         test.write_text("def test_runner():\n    assert True\n", encoding="utf-8")
-        env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         env.pop("PYTHONPATH", None)
+        env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
         process = await asyncio.create_subprocess_exec(
             str(environment.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test),
             stdin=asyncio.subprocess.DEVNULL,
