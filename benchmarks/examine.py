@@ -34,6 +34,7 @@ import bugbout_tui.engine.testing as testing_engine
 from bugbout_tui.core.models import Attempt, IssueRef, Task
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.context import StageContext
+from bugbout_tui.engine.environments import Environments
 from bugbout_tui.engine.examine import CrossExamination
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.env import Environment
@@ -168,7 +169,8 @@ def examine(
 
     testing_engine.run_each = counted  # type: ignore[attr-defined]
     environment = Environment(python=Path(sys.executable), root=None, key="bench", built=False)
-    context = StageContext(project, project.dir, environment, sandbox, EventBus())
+    environments = Environments.single(environment, project.dir, project.config.project)
+    context = StageContext(project, project.dir, environments, sandbox, EventBus())
     stage = CrossExamination(context, vendors={})
     started = time.monotonic()
     matrix = asyncio.run(stage.run([task], {task.id: attempts}))[task.id]

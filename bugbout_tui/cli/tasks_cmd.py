@@ -35,7 +35,7 @@ from bugbout_tui.core.models import (
     TaskSet,
 )
 from bugbout_tui.core.text import inert, inert_line
-from bugbout_tui.engine.environment import project_environment
+from bugbout_tui.engine.environments import Environments
 from bugbout_tui.engine.ground_truth import log_names
 from bugbout_tui.engine.mine import mine_tasks
 from bugbout_tui.engine.project import Project
@@ -167,7 +167,7 @@ async def prompt_for(project: Project, task: Task, role: Role) -> str:
         )
     cfg = project.config.project
     repo = open_repository(cfg.repository, project.dir)
-    environment = await project_environment(repo, cfg)
+    environment = await Environments(repo, cfg).for_task(task)
     base = await asyncio.to_thread(pristine_tree, repo, task.base_commit)
     tests_dir = tests_dir_at(base, cfg.tests, task.test_files) or cfg.tests
     return render_prompt(
@@ -365,6 +365,41 @@ def decided_table(taskset: TaskSet) -> FittedTable | None:
     return table
 
 
+RUNG_TEXT = {
+    "dated": "dated: resolved as of the fix's date",
+    "relaxed": "relaxed: dated, but the date lifted for the packages that blocked it",
+    "tip": "tip: the environment built from the tip's packaging files",
+    "none": "none: no environment could be made",
+}
+"""What each rung of the ladder means, as `bugbout tasks ID` shows it."""
+
+
+def environment_rows(oracle: Oracle) -> list[tuple[str, str]]:
+    """The environment the task's ground truth ran in: its key, its rung, what it holds,
+    and what its date limit could not govern."""
+    record = oracle.environment
+    if record is None:
+        if oracle.conditions is None:
+            return []
+        return [("environment", f"{oracle.conditions.environment} (the project's one)")]
+    rows = [("environment", record.key or "none"), ("rung", RUNG_TEXT[record.rung])]
+    if record.python:
+        rows.append(("python", record.python))
+    if record.date is not None:
+        rows.append(("date limit", record.date.isoformat()))
+    if record.packages:
+        rows.append(("holds", ", ".join(record.packages)))
+    if record.relaxed:
+        rows.append(("date lifted for", ", ".join(record.relaxed)))
+    if record.runner_later:
+        rows.append(("runner from later", ", ".join(record.runner_later)))
+    rows.append(("not dated", "; ".join(record.unenforced) if record.unenforced else "nothing"))
+    if record.note:
+        label = "interpreter" if record.rung in ("dated", "relaxed") else "why"
+        rows.append((label, record.note))
+    return rows
+
+
 def task_panel(
     task: Task,
     config: Config,
@@ -398,6 +433,9 @@ def task_panel(
             Text("test logs"),
             Text(inert_line(f"{logs}/ ({', '.join(log_names(config.tasks.reruns))})")),
         )
+    if oracle is not None:
+        for label, text in environment_rows(oracle):
+            facts.add_row(Text(label), Text(inert(text)))
     if oracle is not None:
         for label, tests in (
             ("fail→pass", oracle.fail_to_pass),

@@ -95,6 +95,7 @@ RESERVED_NAMES: dict[str, str] = {
 something else. Each maps to what already goes by that name."""
 
 Sandbox = Literal["auto", "bubblewrap", "seatbelt", "none"]
+EnvironmentsMode = Literal["dated", "tip"]
 AgentView = Literal["host", "minimal"]
 Policy = Literal["majority", "unanimous", "strict", "cross-vendor"]
 Assignment = Literal["reproduce", "specify"]
@@ -205,6 +206,9 @@ class ProjectConfig(_Section):
     install_project: bool = True
     interpreter: str | None = None
     issues_file: str | None = None
+    environments: EnvironmentsMode = "dated"
+    """`dated`: each task's environment is resolved from its own commit's manifests as
+    of the fix's date; `tip`: one environment from the tip's, for every task."""
 
     @field_validator("source")
     @classmethod

@@ -425,7 +425,11 @@ def render_initial_config(
             '# github = "owner/name"',
         ]
     lines += [
-        "# The test environment's Python; the one running bugbout by default.",
+        "# Test environments: dated (each task's dependencies as its fix's date",
+        "# knew them) or tip (one environment from the tip's, for every task).",
+        '# environments = "dated"',
+        "# The test environment's Python; by default each commit's own choice (dated)",
+        "# or the one running bugbout (tip).",
         '# python = "3.12"',
         *_test_dependency_lines(test_dependencies),
         "# Extra pytest arguments and environment variables for every test run.",

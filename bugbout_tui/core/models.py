@@ -188,6 +188,46 @@ class Conditions(BaseModel):
     matrices, which run the suite; None for records that never run it."""
 
 
+Rung = Literal["dated", "relaxed", "tip", "none"]
+"""Where a task's environment stands on the ladder: resolved as of the fix's date; the
+same with the date limit lifted for the packages that blocked it; the environment of the
+tip; none at all (the tests cannot run)."""
+RUNGS: tuple[Rung, ...] = ("dated", "relaxed", "tip", "none")
+"""The ladder's rungs, top down."""
+
+
+class TaskEnvironment(BaseModel):
+    """The environment a task's tests ran in, and how it was found (`environments = "dated"`).
+
+    Tasks whose resolutions are equal share one environment, so `key` repeats; everything
+    else here is the task's own: the date, what had to give way, what the date could not
+    govern.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rung: Rung
+    key: str | None = None
+    """The environment's key (its folder name); None on the rung `none`."""
+    python: str | None = None
+    """The interpreter's version, as uv found it (`3.11.7`)."""
+    date: datetime | None = None
+    """The limit: the fix's committer date; packages uploaded later were not candidates."""
+    packages: list[str] = Field(default_factory=list)
+    """What the environment holds, pinned (`name==version`), as uv resolved it."""
+    relaxed: list[str] = Field(default_factory=list)
+    """Packages whose date limit was lifted because the dated resolution needed it."""
+    runner_later: list[str] = Field(default_factory=list)
+    """Test-runner packages taken from a later date because the dated ones could not run
+    on the interpreter."""
+    unenforced: list[str] = Field(default_factory=list)
+    """What the date limit could not govern: direct URLs, local paths, VCS requirements,
+    files of an index that gives no upload time."""
+    note: str | None = None
+    """Why the task is below the rung `dated` (uv's error, quoted), or how the
+    interpreter was chosen when that needs saying."""
+
+
 class Oracle(BaseModel):
     """A task's ground truth from the maintainers' own tests, as SWE-bench defines it."""
 
@@ -206,6 +246,9 @@ class Oracle(BaseModel):
     pytest runs (`base.log`, `fix-1.log`, `fix-2.log`); None when nothing ran."""
     conditions: Conditions | None = None
     """What it was made under; None in records from before conditions were kept."""
+    environment: TaskEnvironment | None = None
+    """The task's own environment and its rung under dated environments; None under
+    `environments = "tip"`, an interpreter of the user's, and in older records."""
 
 
 class OracleSet(Record):

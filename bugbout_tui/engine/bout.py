@@ -25,7 +25,7 @@ from bugbout_tui.core.events import (
 from bugbout_tui.core.models import Attempt, Matrix, OracleSet, ResolutionSet, Task, TaskSet
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.context import StageContext
-from bugbout_tui.engine.environment import project_environment
+from bugbout_tui.engine.environments import Environments
 from bugbout_tui.engine.examine import CrossExamination
 from bugbout_tui.engine.ground_truth import GroundTruth
 from bugbout_tui.engine.judge import judge_matrices
@@ -34,7 +34,6 @@ from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import Entrant, Race
 from bugbout_tui.engine.report import load_report, write_report
 from bugbout_tui.engine.score import Scoring
-from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.git import open_repository
 from bugbout_tui.infra.sandbox import Sandbox, select_sandbox
 from bugbout_tui.report import Report
@@ -74,7 +73,7 @@ class Bout:
         self.report: Report | None = None
         self._entrants: list[Entrant] | None = None
         self._repo: Path | None = None
-        self._environment: Environment | None = None
+        self._environments: Environments | None = None
         self._sandbox: Sandbox | None = sandbox
         self._context: StageContext | None = None
         self._running_race: Race | None = None
@@ -225,10 +224,18 @@ class Bout:
             self._repo = open_repository(self.project.config.project.repository, self.project.dir)
         return self._repo
 
-    async def environment(self) -> Environment:
-        if self._environment is None:
-            self._environment = await project_environment(self.repo(), self.project.config.project)
-        return self._environment
+    async def environments(self) -> Environments:
+        """The test environments of this bout's tasks. The project's one environment
+        (`environments = "tip"`, or an `interpreter` of the user's) is built here, before
+        any stage needs it; dated ones are built as each task comes to need its own."""
+        if self._environments is None:
+            environments = Environments(
+                self.repo(), self.project.config.project, retry_failed=self.retry_failed
+            )
+            if not environments.dated:
+                await environments.shared()
+            self._environments = environments
+        return self._environments
 
     def sandbox(self) -> Sandbox:
         if self._sandbox is None:
@@ -237,12 +244,13 @@ class Bout:
 
     async def context(self) -> StageContext:
         """What the stages that work on the repository share, made on first need (the
-        repository opened, the environment built, the sandbox chosen, in that order)."""
+        repository opened, the environments service made, the sandbox chosen, in that
+        order)."""
         if self._context is None:
             self._context = StageContext(
                 self.project,
                 self.repo(),
-                await self.environment(),
+                await self.environments(),
                 self.sandbox(),
                 self.bus,
                 retry_failed=self.retry_failed,
@@ -263,7 +271,15 @@ class Bout:
         if self.oracles is None:
             return _DONE
         scored = sum(1 for o in self.oracles.oracles.values() if o.scored)
-        return f"{scored} of {len(self.oracles.oracles)} tasks scored"
+        summary = f"{scored} of {len(self.oracles.oracles)} tasks scored"
+        environments = self._environments
+        if environments is not None and environments.dated and environments.built.keys:
+            built = environments.built
+            summary += (
+                f"; {len(built.keys)} environments for them, {built.builds} built now "
+                f"({built.seconds:.0f} s of building)"
+            )
+        return summary
 
     def _race_summary(self) -> str:
         attempts = [a for group in self.attempts.values() for a in group]

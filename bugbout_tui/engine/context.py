@@ -6,15 +6,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout_tui.engine.bus import EventBus
+from bugbout_tui.engine.environments import Environments
 from bugbout_tui.engine.project import Project
-from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.sandbox import Sandbox
 
 
 @dataclass(frozen=True)
 class StageContext:
-    """One bout's project, its opened repository, the test environment, the sandbox and
-    the bus: made once by the bout, so every stage runs under the same ones.
+    """One bout's project, its opened repository, the test environments (one per task
+    under dated environments), the sandbox and the bus: made once by the bout, so every
+    stage runs under the same ones.
 
     `retry_failed` asks the stages that keep failed results (ground truth, the race) to
     run them again.
@@ -22,7 +23,7 @@ class StageContext:
 
     project: Project
     repo: Path
-    environment: Environment
+    environments: Environments
     sandbox: Sandbox
     bus: EventBus
     retry_failed: bool = False
@@ -34,7 +35,7 @@ class StageRunner:
     def __init__(self, context: StageContext) -> None:
         self.project = context.project
         self.repo = context.repo
-        self.environment = context.environment
+        self.environments = context.environments
         self.sandbox = context.sandbox
         self.bus = context.bus
         self.retry_failed = context.retry_failed

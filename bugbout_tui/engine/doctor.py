@@ -32,6 +32,7 @@ from bugbout_tui.agents.registry import agent_from_config
 from bugbout_tui.core.config import AgentConfig
 from bugbout_tui.core.errors import BugboutError, ToolMissingError
 from bugbout_tui.core.git_urls import is_git_url
+from bugbout_tui.core.models import RUNGS, OracleSet
 from bugbout_tui.engine.environment import environment_at, project_environment
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.testing import import_paths
@@ -239,8 +240,59 @@ class _Doctor:
             )
         checks += [await agent for agent in agents]
         checks += await issues
-        checks += [(await environment).check, await collection]
+        checks += [(await environment).check, await collection, self.environments()]
         return DoctorReport(checks=checks)
+
+    def environments(self) -> Check:
+        """What the tasks' environments are, from the last ground truth: how many stand on
+        each rung of the ladder, how many distinct environments they share, and what the
+        date limit could not govern. Nothing is built here; `bugbout run` builds them."""
+        name = "task environments"
+        project = self.config.project
+        if project.interpreter is not None:
+            return _ok(name, "[project] interpreter is set: every task uses it, nothing is dated")
+        if project.environments == "tip":
+            return _ok(name, 'environments = "tip": one environment, from the tip, for every task')
+        store = self.project.store
+        try:
+            oracles = store.read(store.oracles_path, OracleSet)
+        except BugboutError as error:
+            return _warning(name, f"the stored ground truth cannot be read: {error.message}", None)
+        records = {
+            task: oracle.environment
+            for task, oracle in (oracles.oracles.items() if oracles is not None else ())
+            if oracle.environment is not None
+        }
+        if not records:
+            return _ok(
+                name,
+                "dated: each task's environment is resolved as of its fix's date when the "
+                "ground truth first needs it (none yet)",
+            )
+        counts = {rung: 0 for rung in RUNGS}
+        for record in records.values():
+            counts[record.rung] += 1
+        keys = {record.key for record in records.values() if record.key is not None}
+        pythons = sorted({record.python for record in records.values() if record.python})
+        rungs = ", ".join(f"{count} {rung}" for rung, count in counts.items() if count)
+        detail = (
+            f"dated: {len(records)} tasks in {len(keys)} environments ({rungs}); "
+            f"Python {', '.join(pythons) or 'of the tip'}"
+        )
+        later = sum(1 for record in records.values() if record.runner_later)
+        if later:
+            detail += f"; {later} with the test runner from a later date"
+        undated = sum(1 for record in records.values() if record.unenforced)
+        if undated:
+            detail += f"; {undated} with requirements the date cannot limit"
+        if counts["none"]:
+            stranded = ", ".join(sorted(t for t, r in records.items() if r.rung == "none"))
+            return _warning(
+                name,
+                f"{detail}; no environment for {stranded}",
+                "`bugbout tasks ID` quotes uv's reason; `bugbout run --retry-failed` asks again.",
+            )
+        return _ok(name, detail)
 
     # ------------------------------------------------------------------ tools
 

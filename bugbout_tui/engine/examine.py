@@ -29,6 +29,7 @@ from bugbout_tui.engine.testing import (
     transient_failure,
 )
 from bugbout_tui.infra.apply import apply_patch
+from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.pytest_each import SeparateRun
 from bugbout_tui.infra.pytest_run import TestRun
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
@@ -122,7 +123,8 @@ class CrossExamination(PytestRunner):
         path = self.matrix_path(task.id)
         on_disk = store.read(path, Matrix)
         cfg = self.project.config
-        current = self.conditions(suite=True)
+        environment = await self.environments.for_task(task)
+        current = self.conditions(environment, suite=True)
         cast = cast_for(attempts, vendors=self.vendors, run_suite=cfg.judge.run_suite)
         same = on_disk is not None and on_disk.conditions in (None, current)
         stored = still_valid(on_disk if same else None, cast)
@@ -142,7 +144,13 @@ class CrossExamination(PytestRunner):
                 trees = await asyncio.gather(
                     *(
                         self._tree(
-                            setup, tree, index, names, fresh=tree not in old_trees, runs=runs
+                            setup,
+                            tree,
+                            index,
+                            names,
+                            fresh=tree not in old_trees,
+                            runs=runs,
+                            environment=environment,
                         )
                         for index, (tree, names) in enumerate(plan.items())
                     )
@@ -247,6 +255,7 @@ class CrossExamination(PytestRunner):
         *,
         fresh: bool,
         runs: asyncio.Semaphore,
+        environment: Environment,
     ) -> TreeRun | None:
         """One tree's runs of `names`' tests, each author's apart from the others, so no
         author's tests, conftest or import-time code can change another's outcomes.
@@ -276,10 +285,13 @@ class CrossExamination(PytestRunner):
                     source,
                     [self._separate(setup, author) for author in authors],
                     folder / "runs",
+                    environment=environment,
                     pythonpath=[source / path for path in setup.pythonpath],
                 )
                 suspect = next((r for r in found.values() if transient_failure(r)), None)
-                if suspect is not None and await self.machine_failed(suspect, folder / "control"):
+                if suspect is not None and await self.machine_failed(
+                    suspect, folder / "control", environment
+                ):
                     self._unanswered(setup, tree, suspect.error or "")
                     return None
             except OSError as exc:
@@ -291,7 +303,7 @@ class CrossExamination(PytestRunner):
         if fresh and errors and len(errors) == len(authors):
             return TreeRun(tree=tree, error=errors[0])
         cells: dict[str, dict[str, Cell]] = {}
-        conditions = self.conditions(suite=True)
+        conditions = self.conditions(environment, suite=True)
         patch = setup.cast.patch(tree)
         for author in authors:
             run = found[author.name]

@@ -24,14 +24,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bugbout_tui.core import look
-from bugbout_tui.core.events import ErrorRaised
+from bugbout_tui.core.events import ErrorRaised, StageProgress
 from bugbout_tui.core.models import SUITE, Conditions, Oracle, OracleSet, Task
+from bugbout_tui.engine.environments import NoEnvironment
 from bugbout_tui.engine.testing import (
     PytestRunner,
     first_error,
     put_fix_tests,
     transient_failure,
 )
+from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.pytest_run import TestRun, expand_collection_errors
 from bugbout_tui.infra.submodules import MissingSubmodule
 from bugbout_tui.infra.trees import copy_tree, missing_submodules, pristine_tree
@@ -74,38 +76,62 @@ class GroundTruth(PytestRunner):
         return stored.conditions != current or (self.retry_failed and not stored.scored)
 
     async def run(self, tasks: Sequence[Task]) -> OracleSet:
+        """Every task's oracle, made where it is missing or stale.
+
+        Each task first gets its environment (built a few at a time, shared between tasks
+        whose resolutions agree), then waits its turn to run, so tests run on tasks whose
+        environment is ready while others are still being built.
+        """
         store = self.project.store
         oracles = store.read(store.oracles_path, OracleSet) or OracleSet()
-        current = self.conditions()
-        todo: list[Task] = []
-        adopted = False
-        for task in tasks:
-            stored = oracles.oracles.get(task.id)
-            if self.needs_run(stored, current):
-                todo.append(task)
-            elif stored is not None and stored.conditions is None:
-                oracles.oracles[task.id] = stored.model_copy(update={"conditions": current})
-                adopted = True
-        if adopted:
-            store.write(store.oracles_path, oracles)
+        gate = asyncio.Semaphore(self.parallel)
+        done = 0
 
-        async def settle(task: Task) -> None:
-            oracle = await self.oracle_for(task, current)
+        def keep(task: Task, oracle: Oracle | None) -> None:
             if oracle is not None:
                 oracles.oracles[task.id] = oracle
                 store.write(store.oracles_path, oracles)
             elif oracles.oracles.pop(task.id, None) is not None:  # stale, and no answer now
                 store.write(store.oracles_path, oracles)
 
-        try:
-            await self.side_by_side(
-                "ground-truth",
-                todo,
-                settle,
-                label=lambda task: task.id,
-                total=len(tasks),
-                done=len(tasks) - len(todo),
+        async def settle(task: Task) -> None:
+            nonlocal done
+            stored = oracles.oracles.get(task.id)
+            try:
+                environment = await self.environments.for_task(task)
+            except NoEnvironment as missing:
+                current = _without_environment(self.conditions(_NONE))
+                if self.needs_run(stored, current):
+                    reason = f"no test environment: {missing.record.note}"
+                    update = {"conditions": current, "environment": missing.record}
+                    keep(task, unrunnable(reason).model_copy(update=update))
+                done += 1
+                return
+            current = self.conditions(environment)
+            record = self.environments.record(task.id)
+            if not self.needs_run(stored, current):
+                if stored is not None and stored.conditions is None:
+                    stored = stored.model_copy(update={"conditions": current})
+                    keep(task, stored)
+                if stored is not None and record is not None and stored.environment != record:
+                    # The same environment, reached another way (the tip's, now as a rung).
+                    keep(task, stored.model_copy(update={"environment": record}))
+                done += 1
+                return
+            async with gate:
+                oracle = await self.oracle_for(task, current, environment)
+            if oracle is not None:
+                oracle = oracle.model_copy(update={"environment": record})
+            keep(task, oracle)
+            done += 1
+            self.bus.emit(
+                StageProgress(stage="ground-truth", done=done, total=len(tasks), detail=task.id)
             )
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                for task in tasks:
+                    group.create_task(settle(task))
         finally:
             ledger = self.save_ledger()
         quarantined = False
@@ -124,7 +150,9 @@ class GroundTruth(PytestRunner):
     def logs_for(self, task: Task) -> Path:
         return self.project.store.logs_dir / "ground-truth" / task.id
 
-    async def oracle_for(self, task: Task, conditions: Conditions) -> Oracle | None:
+    async def oracle_for(
+        self, task: Task, conditions: Conditions, environment: Environment
+    ) -> Oracle | None:
         """The task's oracle, or None when its runs failed for a reason that may pass
         (an error event says which)."""
         tests = [path for path in task.test_files if is_test_module(path)]
@@ -146,10 +174,22 @@ class GroundTruth(PytestRunner):
             names = log_names(self.project.config.tasks.reruns)
             base_run, first = await asyncio.gather(
                 self.run_tests(
-                    task.id, "base", base, tests, workspace / "base-run", log_path=logs / names[0]
+                    task.id,
+                    "base",
+                    base,
+                    tests,
+                    workspace / "base-run",
+                    environment=environment,
+                    log_path=logs / names[0],
                 ),
                 self.run_tests(
-                    task.id, "fix", fix, tests, workspace / "fix-run-1", log_path=logs / names[1]
+                    task.id,
+                    "fix",
+                    fix,
+                    tests,
+                    workspace / "fix-run-1",
+                    environment=environment,
+                    log_path=logs / names[1],
                 ),
             )
             fixes = [first]
@@ -161,6 +201,7 @@ class GroundTruth(PytestRunner):
                         fix,
                         tests,
                         workspace / f"fix-run-{n}",
+                        environment=environment,
                         log_path=logs / names[n],
                     )
                 )
@@ -229,6 +270,16 @@ class GroundTruth(PytestRunner):
             for gap in [*missing_submodules(unfixed), *missing_submodules(fixed)]
         }
         return base, copy_tree(fixed, workspace / "fix"), list(missing.values())
+
+
+_NONE = Environment(python=Path(), root=None, key="none", built=False)
+"""Stands for the environment a task could not get, in its conditions."""
+
+
+def _without_environment(conditions: Conditions) -> Conditions:
+    """The conditions of a task with no environment: the same again (say, the next bout
+    with nothing changed) leaves its answer alone; `--retry-failed` asks again."""
+    return conditions.model_copy(update={"interpreter": ""})
 
 
 def _outcomes(run: TestRun) -> dict[str, str]:

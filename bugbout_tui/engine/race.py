@@ -205,10 +205,7 @@ class Race(StageRunner):
         other attempts, the demo's store), the store, the project and the repository
         with its history. An attempt's own directories are writable inside a home, so
         they stay visible."""
-        self.readable = interpreter_paths(self.environment.python, hidden=project_paths)
-        """The test interpreter's paths, shown again where they lie in a hidden path (a
-        test environment in a bugbout home, a `.venv` inside the project): the prompt
-        tells the agent to run the tests with it."""
+        self._project_paths = project_paths
         self._stops: dict[str, asyncio.Event] = {}
         """One per attempt of this run not yet recorded; set, it stops that attempt."""
 
@@ -339,7 +336,14 @@ class Race(StageRunner):
             scratch=run.workspace / "git",
         )
         tests_dir = tests_dir_at(copy.path, cfg.tests, run.task.test_files) or cfg.tests
-        command = test_command(self.environment, cfg, tests_dir)
+        environment = await self.environments.for_task(run.task)
+        # The task's test interpreter's paths, shown again where they lie in a hidden
+        # path (a test environment in a bugbout home, a `.venv` inside the project): the
+        # prompt tells the agent to run the tests with it.
+        readable = await asyncio.to_thread(
+            interpreter_paths, environment.python, hidden=self._project_paths
+        )
+        command = test_command(environment, cfg, tests_dir)
         prompt = render_prompt(
             run.entrant.prompt_role,
             statement=statement,
@@ -359,7 +363,7 @@ class Race(StageRunner):
             test_command=command,
             base_env=dict(os.environ),
             hidden=self.hidden,
-            readable=self.readable,
+            readable=readable,
             view=self._view(run.entrant),
         )
         return _Launch(copy, prompt, session, agent.invocation(session))
@@ -460,7 +464,7 @@ class Race(StageRunner):
             return dataclasses.replace(
                 asked,
                 hidden=(*asked.hidden, *self.hidden),
-                readable=(*asked.readable, *self.readable),
+                readable=(*asked.readable, *session.readable),
                 view=session.view,
             )
         if not entrant.agent.wants_sandbox:
@@ -469,7 +473,7 @@ class Race(StageRunner):
             writable=(session.workdir, session.logdir, session.home),
             network=True,
             env=env,
-            readable=self.readable,
+            readable=session.readable,
             hidden=self.hidden,
             nested=True,
             view=session.view,

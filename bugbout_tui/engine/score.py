@@ -42,6 +42,7 @@ from bugbout_tui.core.models import (
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.engine.testing import PytestRunner, put_fix_tests, tests_dir_at
 from bugbout_tui.infra.apply import apply_patch
+from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
 from bugbout_tui.infra.workcopy import commit_patch
 from bugbout_tui.rules.examine import is_test_module
@@ -94,13 +95,19 @@ class Scoring(PytestRunner):
                 for task, oracle in oracles.oracles.items()
             }
         )
-        current = self.conditions()
+        environments: dict[str, Environment] = {}
         to_run: list[tuple[Task, Oracle, Attempt | None]] = []
         changed = False
         for task in tasks:
             oracle = oracles.oracles.get(task.id)
             if oracle is None or not oracle.scored:
                 continue
+            try:
+                environment = environments[task.id] = await self.environments.for_task(task)
+            except BugboutError as exc:  # its environment is gone and cannot be made again
+                self.bus.emit(ErrorRaised(message=exc.message, task=task.id))
+                continue
+            current = self.conditions(environment)
             for attempt in attempts.get(task.id, ()):
                 known = scores.patches.get(task.id, {}).get(attempt.contestant)
                 if not is_scored(attempt):
@@ -121,10 +128,6 @@ class Scoring(PytestRunner):
                     changed = True
                 elif known.conditions != current:
                     to_run.append((task, oracle, attempt))
-        for task in tasks:
-            oracle = oracles.oracles.get(task.id)
-            if oracle is None or not oracle.scored:
-                continue
             control = scores.controls.get(task.id)
             if control is None or control.conditions != current:
                 to_run.append((task, oracle, None))
@@ -133,8 +136,10 @@ class Scoring(PytestRunner):
 
         async def settle(item: tuple[Task, Oracle, Attempt | None]) -> None:
             task, oracle, attempt = item
+            environment = environments[task.id]
+            current = self.conditions(environment)
             if attempt is None:
-                control = await self._control(task, oracle)
+                control = await self._control(task, oracle, environment)
                 if control is not None:
                     scores.controls[task.id] = control.model_copy(update={"conditions": current})
                     store.write(self.path, scores)
@@ -147,6 +152,7 @@ class Scoring(PytestRunner):
                 attempt.contestant,
                 attempt.patch.source,
                 quote(attempt.contestant, safe=""),
+                environment,
             )
             if resolution is not None:
                 scored = resolution.model_copy(update={"conditions": current})
@@ -184,7 +190,9 @@ class Scoring(PytestRunner):
                     changed = True
         return changed
 
-    async def _control(self, task: Task, oracle: Oracle) -> Resolution | None:
+    async def _control(
+        self, task: Task, oracle: Oracle, environment: Environment
+    ) -> Resolution | None:
         """The task's gold control: the maintainers' fix scored as a patch, or None when
         its run failed because the machine did.
 
@@ -200,7 +208,9 @@ class Scoring(PytestRunner):
             return Resolution(
                 task=task.id, contestant=GOLD, status="no-fix", detail=CONTROL_WITHOUT_SOURCE
             )
-        return await self._score(task, oracle, GOLD, patch.source, CONTROL_WORKSPACE)
+        return await self._score(
+            task, oracle, GOLD, patch.source, CONTROL_WORKSPACE, environment
+        )
 
     def _fix_patch(self, task: Task) -> Patch:
         """The fix commit as a patch on its base, split as the race splits an agent's."""
@@ -210,7 +220,13 @@ class Scoring(PytestRunner):
         return commit_patch(self.repo, task.base_commit, task.fix_commit, (cfg.source, tests_dir))
 
     async def _score(
-        self, task: Task, oracle: Oracle, name: str, source: str, folder: str
+        self,
+        task: Task,
+        oracle: Oracle,
+        name: str,
+        source: str,
+        folder: str,
+        environment: Environment,
     ) -> Resolution | None:
         """The score of `source` (a patch's source part) as `name`'s, or None when its
         run failed because the machine did; `folder` is its scratch folder's name."""
@@ -224,8 +240,10 @@ class Scoring(PytestRunner):
                 return untestable(task.id, name, PATCH_DOES_NOT_APPLY, problem)
             if not modules:
                 return untestable(task.id, name, RUN_FAILED, "the fix's test modules are missing")
-            run = await self.run_tests(task.id, name, tree, modules, workspace / "run")
-            if await self.machine_failed(run, workspace):
+            run = await self.run_tests(
+                task.id, name, tree, modules, workspace / "run", environment=environment
+            )
+            if await self.machine_failed(run, workspace, environment):
                 assert run.error is not None
                 first = next((ln for ln in run.error.splitlines() if ln.strip()), run.error)
                 self.bus.emit(
@@ -240,7 +258,7 @@ class Scoring(PytestRunner):
             label = "the gold control" if folder == CONTROL_WORKSPACE else f"{name}'s patch"
             where = tree_of(
                 label,
-                self.conditions(),
+                self.conditions(environment),
                 "patch",
                 task.base_commit,
                 digest(source),

@@ -1,7 +1,7 @@
 """What the stages that run the project's tests share: where, with what, and how it is told.
 
 Ground truth, cross-examination and scoring all run pytest in scratch trees with the
-project's environment, inside the sandbox, in parallel up to the cores, and announce
+task's environment, inside the sandbox, in parallel up to the cores, and announce
 every run on the bus the same way.
 """
 
@@ -19,6 +19,7 @@ from bugbout_tui.core.events import Stage, StageProgress, TestRunFinished, TestR
 from bugbout_tui.core.models import Conditions, Ledger, Task
 from bugbout_tui.core.paths import bugbout_home
 from bugbout_tui.engine.context import StageContext, StageRunner
+from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.git import repository_paths
 from bugbout_tui.infra.pytest_each import SeparateRun, run_each
 from bugbout_tui.infra.pytest_run import PytestCommand, TestRun, run_pytest
@@ -166,13 +167,14 @@ class PytestRunner(StageRunner):
             self.seen.clear()
         return ledger
 
-    def conditions(self, *, suite: bool = False) -> Conditions:
-        """The conditions this stage's runs are made under; `suite` when they run the
-        repository's suite, which then depends on where the tests live too."""
+    def conditions(self, environment: Environment, *, suite: bool = False) -> Conditions:
+        """The conditions this stage's runs in `environment` (the task's) are made under;
+        `suite` when they run the repository's suite, which then depends on where the
+        tests live too."""
         cfg = self.project.config
         return Conditions(
-            interpreter=str(self.environment.python),
-            environment=self.environment.key,
+            interpreter=str(environment.python),
+            environment=environment.key,
             test_dependencies=list(cfg.project.test_dependencies),
             pytest_args=list(cfg.project.pytest_args),
             env=dict(cfg.project.env),
@@ -183,12 +185,16 @@ class PytestRunner(StageRunner):
         )
 
     def command(
-        self, tree: Path, paths: Sequence[str], pythonpath: Sequence[Path] | None = None
+        self,
+        environment: Environment,
+        tree: Path,
+        paths: Sequence[str],
+        pythonpath: Sequence[Path] | None = None,
     ) -> PytestCommand:
-        """How this project's tests run in `tree`."""
+        """How this project's tests run in `tree`, with `environment`'s interpreter."""
         cfg = self.project.config
         return PytestCommand(
-            python=self.environment.python,
+            python=environment.python,
             tree=tree,
             paths=paths,
             pythonpath=(
@@ -234,6 +240,7 @@ class PytestRunner(StageRunner):
         paths: Sequence[str],
         workdir: Path,
         *,
+        environment: Environment,
         pythonpath: Sequence[Path] | None = None,
         log_path: Path | None = None,
     ) -> TestRun:
@@ -242,7 +249,10 @@ class PytestRunner(StageRunner):
         workdir.mkdir(parents=True, exist_ok=True)
         self.bus.emit(TestRunStarted(task=task, label=label))
         run = await run_pytest(
-            self.command(tree, paths, pythonpath), self.sandbox, workdir=workdir, log_path=log_path
+            self.command(environment, tree, paths, pythonpath),
+            self.sandbox,
+            workdir=workdir,
+            log_path=log_path,
         )
         self._announce(task, label, [run])
         return run
@@ -255,17 +265,18 @@ class PytestRunner(StageRunner):
         runs: Sequence[SeparateRun],
         workdir: Path,
         *,
+        environment: Environment,
         pythonpath: Sequence[Path],
     ) -> dict[str, TestRun]:
         """`runs` on `tree`, each apart from the others, announced together as `label`."""
         self.bus.emit(TestRunStarted(task=task, label=label))
         found = await run_each(
-            self.command(tree, (), pythonpath), runs, self.sandbox, workdir=workdir
+            self.command(environment, tree, (), pythonpath), runs, self.sandbox, workdir=workdir
         )
         self._announce(task, label, list(found.values()))
         return found
 
-    async def machine_failed(self, run: TestRun, workdir: Path) -> bool:
+    async def machine_failed(self, run: TestRun, workdir: Path, environment: Environment) -> bool:
         """Whether `run` failed for a reason that may pass, as told by a control run.
 
         The runs of the cross-examination and of scoring execute an agent's code, which
@@ -282,7 +293,7 @@ class PytestRunner(StageRunner):
             tree.mkdir(parents=True, exist_ok=True)
             (tree / "test_control.py").write_text("def test_control():\n    pass\n")
             control = await run_pytest(
-                self.command(tree, ["test_control.py"], [tree]),
+                self.command(environment, tree, ["test_control.py"], [tree]),
                 self.sandbox,
                 workdir=workdir / "control-run",
             )

@@ -32,6 +32,7 @@ from bugbout_tui.core import look
 from bugbout_tui.core.agent_facts import UNKNOWN_VENDOR
 from bugbout_tui.core.config import Policy, TasksConfig
 from bugbout_tui.core.models import (
+    RUNGS,
     Attempt,
     AuthorKind,
     Ledger,
@@ -69,6 +70,7 @@ from bugbout_tui.report.model import (
     Rate,
     Report,
     Role,
+    RungCount,
     Spend,
     TaskRow,
     TokenUse,
@@ -177,7 +179,7 @@ def build_report(
             policy, raced, status, verdicts, cannot_apply if policy == "cross-vendor" else None
         ),
         evidence=_evidence(raced, status, matrices, contestants, examiners),
-        funnel=_funnel(taskset, standings, controls),
+        funnel=_funnel(taskset, standings, controls, oracles),
         cost=_cost(attempts, contestants, examiners),
         trials=_trials(raced, statuses, contestants),
         quarantined=_quarantined(ledger),
@@ -685,11 +687,16 @@ def _not_scored(task: Task, oracles: OracleSet) -> str | None:
 
 
 def _funnel(
-    taskset: TaskSet, standings: Mapping[str, Standing], controls: Mapping[str, Resolution]
+    taskset: TaskSet,
+    standings: Mapping[str, Standing],
+    controls: Mapping[str, Resolution],
+    oracles: OracleSet,
 ) -> FunnelSection:
     """Each kept task falls out at its first step: set aside, not scored, grader
     unreliable, not raced. The gold-control share counts over the scored tasks that
-    have a control, whatever happens to them after."""
+    have a control, whatever happens to them after. Beside the steps, the tasks that went
+    on to the ground truth by the rung of their environment."""
+    rungs: dict[str, list[str]] = {rung: [] for rung in RUNGS}
     set_aside: dict[str, list[str]] = {}
     not_scored: dict[str, list[str]] = {}
     unreliable: dict[str, list[str]] = {}
@@ -700,6 +707,9 @@ def _funnel(
         if uncounted in (EXCLUDED_BY_YOU, AWAITING_REVIEW):
             set_aside.setdefault(uncounted, []).append(task.id)
             continue
+        oracle = oracles.oracles.get(task.id)
+        if oracle is not None and oracle.environment is not None:
+            rungs[oracle.environment.rung].append(task.id)
         if unscored is not None:
             not_scored.setdefault(unscored, []).append(task.id)
             continue
@@ -728,6 +738,11 @@ def _funnel(
         gold_controls=_rate(resolved, controlled) if controlled else None,
         raced=scored - _total(unreliable) - _total(not_raced),
         not_raced=_left_out(not_raced),
+        environments=[
+            RungCount(rung=rung, count=len(tasks), tasks=tasks)
+            for rung, tasks in rungs.items()
+            if tasks
+        ],
     )
 
 

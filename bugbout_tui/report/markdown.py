@@ -16,6 +16,7 @@ from bugbout_tui.core.text import markdown_code, markdown_text
 from bugbout_tui.report.model import (
     EXCLUSION_LABELS,
     PATHS_LISTED,
+    RUNG_LABELS,
     PatchRow,
     PolicyPick,
     Rate,
@@ -359,6 +360,10 @@ def _funnel(report: Report) -> str:
     rows += [
         [f"Not raced: {item.reason} ({', '.join(item.tasks)})", str(item.count)]
         for item in funnel.not_raced
+    ]
+    rows += [
+        [f"Environment: {RUNG_LABELS[item.rung]} ({', '.join(item.tasks)})", str(item.count)]
+        for item in funnel.environments
     ]
     return "\n\n".join(
         [

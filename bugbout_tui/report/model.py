@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bugbout_tui.core.config import Policy
-from bugbout_tui.core.models import AuthorKind, Reason, Record, ResolutionStatus
+from bugbout_tui.core.models import AuthorKind, Reason, Record, ResolutionStatus, Rung
 
 PatchStatus = ResolutionStatus | Literal["missing"]
 """A patch's hidden-test status; `missing` when no score is recorded for it yet."""
@@ -312,6 +312,23 @@ class LeftOutCount(_Part):
     tasks: list[str]
 
 
+RUNG_LABELS: dict[Rung, str] = {
+    "dated": "dated as of the fix",
+    "relaxed": "dated, the date lifted for what blocked it",
+    "tip": "the tip's environment",
+    "none": "no environment",
+}
+"""The ladder's rungs as the report's funnel names them."""
+
+
+class RungCount(_Part):
+    """Tasks whose ground truth ran on one rung of the environments' ladder."""
+
+    rung: Rung
+    count: int
+    tasks: list[str]
+
+
 class FunnelSection(_Part):
     """How the history became tasks, and which of them every figure counts over."""
 
@@ -338,6 +355,9 @@ class FunnelSection(_Part):
     skipped nor stopped by a usage limit): the tasks every figure counts over."""
     not_raced: list[LeftOutCount] = Field(default_factory=list)
     """Scored tasks no contestant ran on, by reason."""
+    environments: list[RungCount] = Field(default_factory=list)
+    """Kept tasks not set aside, by the rung of the ladder their environment stands on
+    (dated environments only; empty under `environments = "tip"`), in the ladder's order."""
 
 
 class AgentSpend(_Part):

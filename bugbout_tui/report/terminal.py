@@ -19,6 +19,7 @@ from bugbout_tui.report.fitting import Column, FittedTable, PathText
 from bugbout_tui.report.model import (
     EXCLUSION_LABELS,
     PATHS_LISTED,
+    RUNG_LABELS,
     AgentsSection,
     CostSection,
     EvidenceSection,
@@ -283,6 +284,9 @@ def _funnel(section: FunnelSection) -> list[RenderableType]:
     table.add_row(Text("Raced: what every figure counts", style="bold"), str(section.raced))
     for group in section.not_raced:
         table.add_row(Text(f"  not raced: {group.reason}", style="dim"), str(group.count))
+    for rung in section.environments:
+        label = f"  environment: {RUNG_LABELS[rung.rung]}"
+        table.add_row(Text(label, style="dim"), str(rung.count))
     return [_heading("How the tasks were found"), table]
 
 

@@ -17,7 +17,7 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Item
 
 from bugbout_tui.core.agent_facts import BUILTIN_FACTS
-from bugbout_tui.core.config import AgentView, Policy, Sandbox
+from bugbout_tui.core.config import AgentView, EnvironmentsMode, Policy, Sandbox
 from bugbout_tui.core.config_doc import AgentTable
 
 FieldKind = Literal["text", "int", "bool", "choice", "toml"]
@@ -25,6 +25,7 @@ FieldKind = Literal["text", "int", "bool", "choice", "toml"]
 SANDBOX_CHOICES: tuple[str, ...] = get_args(Sandbox)
 POLICY_CHOICES: tuple[str, ...] = get_args(Policy)
 VIEW_CHOICES: tuple[str, ...] = get_args(AgentView)
+ENVIRONMENTS_CHOICES: tuple[str, ...] = get_args(EnvironmentsMode)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,8 @@ SECTIONS: dict[str, tuple[FieldSpec, ...]] = {
                   "true"),
         FieldSpec("interpreter", "text", "an existing Python to run tests with", "none"),
         FieldSpec("issues-file", "text", "issues from a JSON file instead of GitHub", "none"),
+        FieldSpec("environments", "choice", "each task's dependencies as of its fix, or the tip's",
+                  "dated", ENVIRONMENTS_CHOICES),
     ),
     "tasks": (
         FieldSpec("since", "text", "only fixes after this date (YYYY-MM-DD)", "all history"),

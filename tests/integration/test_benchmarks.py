@@ -22,6 +22,7 @@ EXTRA_ARGS: dict[str, list[str]] = {"mine.py": ["--cache", "{tmp}/cache"]}
 
 SCRIPTS = (
     "checkout.py",
+    "environments.py",
     "examine.py",
     "flood.py",
     "mine.py",

@@ -136,6 +136,7 @@ def test_all_good(tmp_path: Path, tools: Tools, capsys: pytest.CaptureFixture[st
         "issue text": "ok",
         "test environment": "ok",
         "tests collect": "ok",
+        "task environments": "ok",
     }
     head = repo.head()
     assert f"main at {head[:12]}" in checks["repository"]["detail"]

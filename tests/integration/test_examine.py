@@ -38,6 +38,7 @@ from bugbout_tui.core.models import (
 from bugbout_tui.core.patch import FileChange, Patch
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.context import StageContext
+from bugbout_tui.engine.environments import Environments
 from bugbout_tui.engine.examine import CrossExamination
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.env import Environment
@@ -440,7 +441,11 @@ class Bench:
             StageContext(
                 self.project,
                 self.repo.root,
-                Environment(python=Path(sys.executable), root=None, key="test", built=False),
+                Environments.single(
+                    Environment(python=Path(sys.executable), root=None, key="test", built=False),
+                    self.repo.root,
+                    self.project.config.project,
+                ),
                 select_sandbox("bubblewrap"),
                 self.bus,
             ),

@@ -20,6 +20,7 @@ from bugbout_tui.core import events as ev
 from bugbout_tui.core.models import Attempt, Oracle, OracleSet, Resolution, ResolutionSet
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.engine.context import StageContext
+from bugbout_tui.engine.environments import Environments
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.score import Scoring
 from bugbout_tui.infra.env import Environment
@@ -189,7 +190,9 @@ class Scorer:
             StageContext(
                 self.bench.project,
                 self.bench.repo.root,
-                self.environment,
+                Environments.single(
+                    self.environment, self.bench.repo.root, self.bench.project.config.project
+                ),
                 self.sandbox,
                 self.bench.bus,
             ),

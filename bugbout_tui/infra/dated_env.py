@@ -1,0 +1,348 @@
+"""Environments resolved as of a date: one `uv pip compile` per set of inputs, one build
+per resolved set.
+
+A commit's requirements are resolved with `--exclude-newer` at the fix's date, for the
+interpreter chosen for that commit. The result, a list of pins, is what names the
+environment (with the interpreter), not the date: commits whose resolutions agree share
+one environment, built once and reused by every later bout. Resolutions are kept under
+`envs/resolutions/`, keyed by everything that went into them, so a second bout asks uv
+nothing it asked before.
+
+When the dated resolution fails because of one package, the version old enough does
+not exist (uv says "`x` was filtered by `exclude-newer`") or cannot be built with
+today's tools (uv says "Failed to build `x==1.0`"), the limit is lifted for that package alone
+(`--exclude-newer-package x=<now>`) and the resolution tried again; the packages lifted
+are recorded. A package whose index gives no upload time cannot be dated at all: uv
+leaves it out and says so, and it is lifted the same way and listed as unenforced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from bugbout_tui.core.fs import write_model
+from bugbout_tui.infra.env import (
+    _COPY_IGNORED,
+    MARKER_NAME,
+    Environment,
+    _exclusive,
+    _run_uv,
+    _uv_said,
+)
+from bugbout_tui.infra.pythons import Python
+
+RUNNER = re.compile(r"^(pytest([-_].*)?|pluggy|py|iniconfig|attrs|more-itertools|atomicwrites)$")
+"""The test runner's packages: pytest, its plugins and what old pytests needed."""
+RUNNER_CORE = ("pytest", "pluggy", "iniconfig")
+"""What a later pytest needs that a dated one may not have had: lifted with it."""
+MAX_RELAXED = 8
+"""How many packages the ladder lifts the date for before it stops trying."""
+_FILTERED = re.compile(r"`([^`]+)` was filtered by `exclude-newer`")
+_NO_UPLOAD_DATE = re.compile(r"`([^`]+)` is missing an upload date")
+_UNBUILDABLE = re.compile(r"[Ff]ailed to (?:download and )?build `([A-Za-z0-9._-]+)==")
+"""An old version that today's build tools cannot build (an sdist of its day): a later
+version of it, with a wheel, is what lifting its date brings."""
+_SMOKE_TIMEOUT_SECONDS = 120.0
+_INDEX_SETTINGS = (
+    "UV_DEFAULT_INDEX",
+    "UV_INDEX",
+    "UV_INDEX_URL",
+    "UV_EXTRA_INDEX_URL",
+    "UV_FIND_LINKS",
+    "UV_NO_INDEX",
+)
+"""uv settings that change what a resolution sees, so they key its cached result."""
+
+
+class Resolution(BaseModel):
+    """A resolved set, kept so the next bout reuses it without asking uv."""
+
+    model_config = ConfigDict(frozen=True)
+
+    packages: list[str]
+    python: str
+    interpreter: str | None
+    relaxed: list[str] = []
+    no_upload_time: list[str] = []
+    runner_later: list[str] = []
+    checked: bool = False
+    """The runner was tried on the built environment (and lifted if it could not run)."""
+    build_error: str | None = None
+    """The environment could not be built from these pins (uv's words)."""
+    runner_problem: str | None = None
+    """The dated runner could not run on the interpreter, and no later one resolved."""
+    dropped: list[str] = []
+    """pytest plugins the commit asked for, left out because no pytest that runs on the
+    interpreter can load them (a plugin of a pytest long gone)."""
+
+    def key(self) -> str:
+        digest = hashlib.sha256(
+            "\n".join([self.python, self.interpreter or "", *self.packages]).encode()
+        ).hexdigest()[:12]
+        return f"dated-py{self.python}-{digest}"
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A resolution uv could not make, with what it said."""
+
+    output: str
+    log: Path
+
+    def quoted(self) -> str:
+        lines = [line.strip() for line in self.output.splitlines() if line.strip()]
+        keep = [line for line in lines if not line.startswith("warning:")] or lines
+        return " ".join(keep[:6])[:600] or "uv gave no reason"
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything a resolution depends on."""
+
+    requirements: list[str]
+    python: Python
+    date: datetime
+    build: Path | None
+    """A packaging file uv must build to learn the dependencies (in a pristine tree)."""
+
+    def digest(self, environ: Mapping[str, str]) -> str:
+        parts = [*self.requirements, self.python.text, str(self.python.path), _stamp(self.date)]
+        if self.build is not None:
+            parts.append(_tree_digest(self.build.parent))
+        parts += [f"{name}={environ.get(name, '')}" for name in _INDEX_SETTINGS]
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+
+
+def _stamp(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _tree_digest(tree: Path) -> str:
+    digest = hashlib.sha256()
+    for name in ("pyproject.toml", "setup.cfg", "setup.py"):
+        path = tree / name
+        if path.is_file():
+            digest.update(name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _package(filename: str) -> str:
+    """A distribution's name from a wheel's or an sdist's file name."""
+    stem = re.split(r"-\d", filename, maxsplit=1)[0]
+    return re.sub(r"[-_.]+", "-", stem).lower()
+
+
+async def resolve(
+    uv_bin: Path,
+    inputs: Inputs,
+    *,
+    envs: Path,
+    extra_relaxed: Sequence[str] = (),
+    carried: Sequence[str] = (),
+    reuse: bool = True,
+) -> Resolution | Failed:
+    """The pins for `inputs` as of their date, lifting the date for what blocks them.
+
+    `extra_relaxed` are lifted from the start (the runner, when the dated one could not
+    run), and so are `carried` (what the dated resolution had to lift already). A cached
+    resolution is returned when `reuse` allows it.
+    """
+    digest = inputs.digest(os.environ)
+    if extra_relaxed:
+        lifted = "\0".join([*extra_relaxed, "", *carried])
+        digest += "-" + hashlib.sha256(lifted.encode()).hexdigest()[:8]
+    cache = envs / "resolutions" / f"{digest}.json"
+    if reuse:
+        with contextlib.suppress(OSError, ValidationError):
+            return Resolution.model_validate_json(cache.read_bytes())
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    log = envs / "logs" / f"resolve-{digest}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("", encoding="utf-8")
+    source = cache.with_suffix(".in")
+    source.write_text("\n".join(inputs.requirements) + "\n", encoding="utf-8")
+    relaxed = list(dict.fromkeys([*extra_relaxed, *carried]))
+    no_date: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="bugbout-resolve-") as scratch:
+        build = None
+        if inputs.build is not None:
+            copy = Path(scratch) / "project"
+            shutil.copytree(inputs.build.parent, copy, symlinks=True, ignore=_COPY_IGNORED)
+            build = copy / inputs.build.name
+        while True:
+            run = await _compile(uv_bin, source, build, inputs, relaxed, log)
+            no_date += [
+                _package(name) for name in _NO_UPLOAD_DATE.findall(run.output)
+                if _package(name) not in no_date
+            ]  # fmt: skip
+            if run.returncode == 0:
+                break
+            named = [*_FILTERED.findall(run.output), *_UNBUILDABLE.findall(run.output)]
+            blocking = list(dict.fromkeys(_package(n) for n in named if _package(n) not in relaxed))
+            if not blocking or len(relaxed) - len(extra_relaxed) - len(carried) >= MAX_RELAXED:
+                return Failed(run.output, log)
+            relaxed += blocking
+    resolution = Resolution(
+        packages=_pins(run.output),
+        python=inputs.python.text,
+        interpreter=str(inputs.python.path) if inputs.python.path else None,
+        relaxed=[name for name in relaxed if name not in extra_relaxed],
+        no_upload_time=no_date,
+        runner_later=list(extra_relaxed),
+    )
+    write_model(cache, resolution)
+    return resolution
+
+
+def remember(resolution: Resolution, inputs: Inputs, *, envs: Path) -> None:
+    """Keep what was learnt by building (the runner lifted, a build that failed) in the
+    cache entry of the dated resolution, so the next bout does not learn it again."""
+    cache = envs / "resolutions" / f"{inputs.digest(os.environ)}.json"
+    write_model(cache, resolution)
+
+
+async def _compile(
+    uv_bin: Path, source: Path, build: Path | None, inputs: Inputs, relaxed: list[str], log: Path
+) -> _Run:
+    now = _stamp(datetime.now(UTC))
+    args = ["pip", "compile", str(source)]
+    if build is not None:
+        args.append(str(build))
+    args += ["--exclude-newer", _stamp(inputs.date), "--python-version", inputs.python.text]
+    if inputs.python.path is not None:
+        args += ["--python", str(inputs.python.path)]
+    for name in relaxed:
+        args += ["--exclude-newer-package", f"{name}={now}"]
+    args += ["--no-header", "--no-annotate", "--color", "never"]
+    env = {"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0", **os.environ}
+    run = await _run_uv(uv_bin, args, log, env=env)
+    return _Run(run.returncode, run.output)
+
+
+@dataclass(frozen=True)
+class _Run:
+    returncode: int
+    output: str
+
+
+def _pins(output: str) -> list[str]:
+    """The requirement lines of `uv pip compile`'s output (uv writes its notes to stderr,
+    which the log mixes in, so only lines that pin something are kept)."""
+    pins = []
+    for line in output.splitlines():
+        text = line.strip()
+        if not text or text.startswith("#") or line[:1].isspace():
+            continue
+        if "==" in text or " @ " in text or text.startswith("-e "):
+            pins.append(text)
+    return sorted(set(pins), key=str.lower)
+
+
+async def ensure_pinned(uv_bin: Path, resolution: Resolution, *, envs: Path) -> Environment:
+    """The environment holding exactly `resolution`'s pins, built on first use.
+
+    The pins are installed with `--no-deps`: they are already a whole resolution, so
+    installing them asks nothing of the index but the files.
+
+    Raises:
+        BuildFailed: uv could not create or fill the environment.
+    """
+    key = resolution.key()
+    root = envs / key
+    environment = Environment(python=root / "bin" / "python", root=root, key=key, built=False)
+    if _ready(root, resolution):
+        return environment
+    (envs / ".locks").mkdir(parents=True, exist_ok=True)
+    async with _exclusive(envs / ".locks" / f"{key}.lock"):
+        if _ready(root, resolution):
+            return environment
+        if root.exists():
+            shutil.rmtree(root)
+        log = envs / "logs" / f"{key}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("", encoding="utf-8")
+        python = resolution.interpreter or resolution.python
+        run = await _run_uv(uv_bin, ["venv", "--no-project", "--python", python, str(root)], log)
+        if run.returncode != 0:
+            raise BuildFailed(f"uv could not create a Python {resolution.python} environment. "
+                              + _uv_said(run, log))  # fmt: skip
+        pins = log.with_suffix(".txt")
+        pins.write_text("\n".join(resolution.packages) + "\n", encoding="utf-8")
+        venv_python = root / "bin" / "python"
+        if resolution.packages:
+            run = await _run_uv(
+                uv_bin,
+                ["pip", "install", "--python", str(venv_python), "--no-deps", "-r", str(pins)],
+                log,
+            )
+            if run.returncode != 0:
+                raise BuildFailed("uv could not install the resolved packages. "
+                                  + _uv_said(run, log))  # fmt: skip
+        write_model(root / MARKER_NAME, resolution)
+    return Environment(python=environment.python, root=root, key=key, built=True)
+
+
+def _ready(root: Path, resolution: Resolution) -> bool:
+    try:
+        recorded = Resolution.model_validate_json((root / MARKER_NAME).read_bytes())
+    except (OSError, ValidationError):
+        return False
+    return recorded.packages == resolution.packages and (root / "bin" / "python").exists()
+
+
+class BuildFailed(Exception):
+    """A resolved environment that uv could not build."""
+
+
+def plugin_name(requirement: str) -> str | None:
+    """The distribution a requirement names when it is a pytest plugin, else None."""
+    name = re.split(r"[\s<>=!~;\[@(]", requirement.strip(), maxsplit=1)[0]
+    normalised = re.sub(r"[-_.]+", "-", name).lower()
+    return normalised if normalised.startswith("pytest-") else None
+
+
+async def runner_works(environment: Environment) -> str | None:
+    """None when pytest runs one trivial test in `environment`, else what it said.
+
+    Installed plugins load, as they do in every run bugbout makes: an old plugin that
+    breaks a newer pytest breaks every test run, and is found here, once.
+    """
+    with tempfile.TemporaryDirectory(prefix="bugbout-runner-") as scratch:
+        test = Path(scratch) / "test_runner.py"
+        test.write_text("def test_runner():\n    assert True\n", encoding="utf-8")
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        env.pop("PYTHONPATH", None)
+        env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        process = await asyncio.create_subprocess_exec(
+            str(environment.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=scratch,
+            env=env,
+        )  # fmt: skip
+        try:
+            raw, _ = await asyncio.wait_for(process.communicate(), _SMOKE_TIMEOUT_SECONDS)
+        except (TimeoutError, asyncio.CancelledError) as error:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+            if isinstance(error, TimeoutError):
+                return f"pytest did not finish one trivial test in {_SMOKE_TIMEOUT_SECONDS:.0f} s"
+            raise
+    if process.returncode == 0:
+        return None
+    lines = [line for line in raw.decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1] if lines else f"exit status {process.returncode}"
