@@ -63,6 +63,8 @@ SECTIONS: dict[str, tuple[FieldSpec, ...]] = {
         FieldSpec("since", "text", "only fixes after this date (YYYY-MM-DD)", "all history"),
         FieldSpec("limit", "int", "how many of the newest fixes become tasks", "20"),
         FieldSpec("max-source-files", "int", "broader fixes are left out", "2"),
+        FieldSpec("reruns", "int", "runs of the fix in the ground truth; flips are flakes",
+                  "2"),
         FieldSpec("require-review", "bool", "race only tasks accepted on the Tasks screen",
                   "false"),
     ),
