@@ -208,9 +208,7 @@ class Scoring(PytestRunner):
             return Resolution(
                 task=task.id, contestant=GOLD, status="no-fix", detail=CONTROL_WITHOUT_SOURCE
             )
-        return await self._score(
-            task, oracle, GOLD, patch.source, CONTROL_WORKSPACE, environment
-        )
+        return await self._score(task, oracle, GOLD, patch.source, CONTROL_WORKSPACE, environment)
 
     def _fix_patch(self, task: Task) -> Patch:
         """The fix commit as a patch on its base, split as the race splits an agent's."""
