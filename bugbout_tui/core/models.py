@@ -226,6 +226,9 @@ class TaskEnvironment(BaseModel):
     note: str | None = None
     """Why the task is below the rung `dated` (uv's error, quoted), or how the
     interpreter was chosen when that needs saying."""
+    older_python: str | None = None
+    """The newest Python the commit names (its classifiers), when none of those was at
+    hand and `python` is newer: a failure may be the interpreter's, not the code's."""
 
 
 class Oracle(BaseModel):

@@ -205,6 +205,7 @@ class Environments:
             runner_later=found.runner_later,
             unenforced=unenforced,
             note=_note(choice.why, found),
+            older_python=choice.older,
         )
         return environment
 

@@ -43,6 +43,7 @@ from bugbout_tui.rules.ground_truth import (
     PASSING,
     compute_oracle,
     lacking_submodules,
+    on_newer_python,
     unrunnable,
 )
 
@@ -121,7 +122,9 @@ class GroundTruth(PytestRunner):
             async with gate:
                 oracle = await self.oracle_for(task, current, environment)
             if oracle is not None:
-                oracle = oracle.model_copy(update={"environment": record})
+                oracle = oracle.model_copy(
+                    update={"environment": record, "reason": on_newer_python(oracle, record)}
+                )
             keep(task, oracle)
             done += 1
             self.bus.emit(

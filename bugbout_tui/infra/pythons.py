@@ -43,6 +43,9 @@ class Choice:
 
     python: Python | None
     why: str
+    older: str | None = None
+    """The newest Python the commit's classifiers name, when none of those was at hand
+    and a newer one was chosen: the code may no longer run on what was chosen."""
 
 
 def parse_list(output: str) -> list[Python]:
@@ -122,12 +125,19 @@ def choose(pythons: list[Python], requires_python: str | None, classifiers: list
                 return min(newer, key=lambda p: (p.version[:2], tuple(-x for x in p.version[2:])))
         return max(group, key=lambda p: p.version)
 
+    def older(chosen: Python) -> str | None:
+        if top is None or chosen.version[:2] <= top:
+            return None
+        return ".".join(map(str, top))
+
     installed = best([p for p in fitting if p.path is not None])
     if installed is not None:
-        return Choice(installed, _said(installed, requires_python, classifiers, "installed"))
+        why = _said(installed, requires_python, classifiers, "installed")
+        return Choice(installed, why, older(installed))
     download = best(fitting)
     if download is not None:
-        return Choice(download, _said(download, requires_python, classifiers, "to be installed"))
+        why = _said(download, requires_python, classifiers, "to be installed")
+        return Choice(download, why, older(download))
     wanted = requires_python or "a Python 3"
     return Choice(
         None,

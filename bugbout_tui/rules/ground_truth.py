@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from bugbout_tui.core import look
-from bugbout_tui.core.models import Oracle
+from bugbout_tui.core.models import Oracle, TaskEnvironment
 from bugbout_tui.infra.submodules import MissingSubmodule
 
 PASSING = frozenset({"passed", "xfailed"})
@@ -67,4 +67,17 @@ def lacking_submodules(missing: Sequence[MissingSubmodule], outcome: str) -> str
     return (
         f"the submodule {where} is missing from the trees: {first.problem}{more}; "
         f"without it, {outcome}"
+    )
+
+
+def on_newer_python(oracle: Oracle, record: TaskEnvironment | None) -> str | None:
+    """The reason of an unscored oracle, saying so when its tests ran on a Python newer
+    than any the commit names: the failure may be the interpreter's (a module or syntax
+    that Python has since dropped), and installing an older one may answer it."""
+    if oracle.scored or oracle.reason is None or record is None or not record.older_python:
+        return oracle.reason
+    return (
+        f"{oracle.reason} (it ran on Python {record.python}; the commit names Python "
+        f"{record.older_python} at the newest, and none of those is installed here: "
+        f"`uv python install {record.older_python}` lets the next run use it)"
     )

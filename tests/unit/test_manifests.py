@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bugbout_tui.core.models import Oracle, TaskEnvironment
 from bugbout_tui.infra.manifests import read_manifests
 from bugbout_tui.infra.pythons import Python, choose, satisfies
+from bugbout_tui.rules.ground_truth import on_newer_python
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -90,7 +92,23 @@ def test_an_installed_python_the_classifiers_name_wins_and_none_names_the_versio
         Python((3, 12, 4), Path("/py312")),
     ]
     assert choose(pythons, None, ["3.12"]).python == pythons[2]
-    assert choose(pythons, None, ["3.7", "3.8"]).python == pythons[1]  # the next newer
+    newer = choose(pythons, None, ["3.7", "3.8"])
+    assert newer.python == pythons[1] and newer.older == "3.8"  # the next newer, said
+    assert choose(pythons, None, ["3.12"]).older is None
     assert choose(pythons, ">=3.13", []).python == pythons[0]  # a download
     none = choose(pythons, "<3.8", ["3.6"])
     assert none.python is None and "Python <3.8" in none.why
+
+
+def test_a_task_unscored_on_a_newer_python_than_its_commit_names_says_which_to_install() -> None:
+    record = TaskEnvironment(rung="dated", key="k", python="3.11.7", older_python="3.6")
+    failed = Oracle(scored=False, reason="the fix's tests cannot be collected: SyntaxError")
+    assert on_newer_python(failed, record) == (
+        "the fix's tests cannot be collected: SyntaxError (it ran on Python 3.11.7; the "
+        "commit names Python 3.6 at the newest, and none of those is installed here: "
+        "`uv python install 3.6` lets the next run use it)"
+    )
+    same = record.model_copy(update={"older_python": None})
+    assert on_newer_python(failed, same) == failed.reason
+    scored = Oracle(fail_to_pass=["t::a"], scored=True)
+    assert on_newer_python(scored, record) is None
