@@ -102,7 +102,7 @@ def test_the_demo_runs_live_and_every_screen_can_be_visited(terminal: Terminal) 
     terminal.wait_for("funnel", "changes examined", "Issue #", timeout=20)
 
     terminal.press("1")
-    terminal.wait_for("[[contestants]]", "what it is for, or what is wrong", timeout=20)
+    terminal.wait_for("[tasks]", "reruns", "what it is for, or what is wrong", timeout=20)
 
     terminal.press("4")
     terminal.wait_for("4 Matrix", timeout=20)
