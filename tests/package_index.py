@@ -131,11 +131,14 @@ class PackageIndex:
         digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
         self.files.setdefault(name, []).append(_File(wheel, uploaded, digest))
 
-    def publish_runner(self, dest: Path, *, pytest_uploaded: datetime = LONG_AGO) -> None:
+    def publish_runner(
+        self, dest: Path, *, pytest_uploaded: datetime = LONG_AGO, with_pytest: Sequence[str] = ()
+    ) -> None:
         """pytest and its dependencies, repacked from this interpreter, uploaded long ago
-        (pytest itself at `pytest_uploaded`)."""
+        (pytest itself, and those `with_pytest` names, at `pytest_uploaded`)."""
         for name in RUNNER:
-            uploaded = pytest_uploaded if name == "pytest" else LONG_AGO
+            late = name == "pytest" or name in with_pytest
+            uploaded = pytest_uploaded if late else LONG_AGO
             self.publish(repack_installed(dest, name), uploaded=uploaded)
 
     def __enter__(self) -> PackageIndex:

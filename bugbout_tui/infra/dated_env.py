@@ -45,8 +45,10 @@ from bugbout_tui.infra.pythons import Python
 
 RUNNER = re.compile(r"^(pytest([-_].*)?|pluggy|py|iniconfig|attrs|more-itertools|atomicwrites)$")
 """The test runner's packages: pytest, its plugins and what old pytests needed."""
-RUNNER_CORE = ("pytest", "pluggy", "iniconfig")
-"""What a later pytest needs that a dated one may not have had: lifted with it."""
+RUNNER_CORE = ("pytest", "pluggy", "iniconfig", "packaging", "exceptiongroup", "tomli")
+"""What a later pytest needs that a dated one may not have had: lifted with it. Left
+dated, any of them holds pytest back to a release that did without it (a 2015 date keeps
+`packaging` at a version today's pytest refuses, and uv settles on pytest 3)."""
 MAX_RELAXED = 8
 """How many packages the ladder lifts the date for before it stops trying."""
 _FILTERED = re.compile(r"`([^`]+)` was filtered by `exclude-newer`")
@@ -194,13 +196,15 @@ async def resolve(
             if not blocking or len(relaxed) - len(extra_relaxed) - len(carried) >= MAX_RELAXED:
                 return Failed(run.output, log)
             relaxed += blocking
+    pins = _pins(run.output)
+    held = {_package(pin.split("==")[0]) for pin in pins}
     resolution = Resolution(
-        packages=_pins(run.output),
+        packages=pins,
         python=inputs.python.text,
         interpreter=str(inputs.python.path) if inputs.python.path else None,
         relaxed=[name for name in relaxed if name not in extra_relaxed],
         no_upload_time=no_date,
-        runner_later=list(extra_relaxed),
+        runner_later=[name for name in extra_relaxed if _package(name) in held],
     )
     write_model(cache, resolution)
     return resolution

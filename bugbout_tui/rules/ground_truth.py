@@ -71,10 +71,12 @@ def lacking_submodules(missing: Sequence[MissingSubmodule], outcome: str) -> str
 
 
 def on_newer_python(oracle: Oracle, record: TaskEnvironment | None) -> str | None:
-    """The reason of an unscored oracle, saying so when its tests ran on a Python newer
-    than any the commit names: the failure may be the interpreter's (a module or syntax
-    that Python has since dropped), and installing an older one may answer it."""
-    if oracle.scored or oracle.reason is None or record is None or not record.older_python:
+    """The reason of an unscored oracle whose tests gave no answer (none passed: they
+    could not be collected, or not run), saying so when they ran on a Python newer than
+    any the commit names: the failure may be the interpreter's (a module or syntax that
+    Python has since dropped), and installing an older one may answer it."""
+    answered = oracle.scored or oracle.fail_to_pass or oracle.pass_to_pass
+    if answered or oracle.reason is None or record is None or not record.older_python:
         return oracle.reason
     return (
         f"{oracle.reason} (it ran on Python {record.python}; the commit names Python "

@@ -112,3 +112,5 @@ def test_a_task_unscored_on_a_newer_python_than_its_commit_names_says_which_to_i
     assert on_newer_python(failed, same) == failed.reason
     scored = Oracle(fail_to_pass=["t::a"], scored=True)
     assert on_newer_python(scored, record) is None
+    answered = Oracle(pass_to_pass=["t::a"], scored=False, reason="no test fails before")
+    assert on_newer_python(answered, record) == "no test fails before"  # they ran
