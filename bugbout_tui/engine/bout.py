@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bugbout_tui.agents.base import CodingAgent
 from bugbout_tui.agents.registry import agent_from_config
+from bugbout_tui.core import look
 from bugbout_tui.core.errors import BugboutError, UsageError
 from bugbout_tui.core.events import (
     STAGES,
@@ -276,8 +277,8 @@ class Bout:
         if environments is not None and environments.dated and environments.built.keys:
             built = environments.built
             summary += (
-                f"; {len(built.keys)} environments for them, {built.builds} built now "
-                f"({built.seconds:.0f} s of building)"
+                f"; {look.plural(environments.in_use(), 'environment')} for them, "
+                f"{look.plural(built.builds, 'build')} now ({built.seconds:.0f} s of building)"
             )
         return summary
 

@@ -78,6 +78,7 @@ class Built:
     """What this bout's service did, for summaries and the benchmark."""
 
     builds: int = 0
+    """Environments built, counting one that was built again with a later test runner."""
     seconds: float = 0.0
     keys: set[str] = field(default_factory=set)
 
@@ -285,6 +286,11 @@ class Environments:
             environment = await ensure_pinned(uv_bin, resolution, envs=self.envs)
             self._count(environment, started)
             return environment
+
+    def in_use(self) -> int:
+        """How many environments the tasks stand on: tasks whose resolutions agree share
+        one, and one replaced by a later runner's is not counted."""
+        return len({record.key for record in self._records.values() if record.key})
 
     def _count(self, environment: Environment, started: float) -> None:
         self.built.keys.add(environment.key)

@@ -173,6 +173,13 @@ def test_old_fixes_get_the_old_dependency_and_share_one_environment(
     assert all(task.scored for task in oracles(repo).oracles.values())
     assert {path: (path / "bugbout-env.json").stat().st_mtime_ns for path in built} == markers
     assert dated_environments(home) == built
+    journal = (repo.root / ".bugbout" / "events.jsonl").read_text()
+    summary = next(
+        event["summary"] for line in journal.splitlines()
+        if (event := json.loads(line))["type"] == "stage-finished"
+        and event["stage"] == "ground-truth"
+    )  # fmt: skip
+    assert summary.startswith("3 of 3 tasks scored; 2 environments for them, 0 builds now")
 
 
 def test_the_tip_environment_fails_the_old_fixes(
