@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Iterable, Mapping, Sequence
+from configparser import Error as ConfigParserError
+from configparser import RawConfigParser
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -187,6 +189,7 @@ def pytest_options(cmd: PytestCommand, rootdir: Path) -> list[str]:
     capture stays out of the report so it stays small.
     """
     return [
+        *legacy_setup_cfg(rootdir),
         "-p",
         "no:cacheprovider",
         "-o",
@@ -201,6 +204,45 @@ def pytest_options(cmd: PytestCommand, rootdir: Path) -> list[str]:
         "-q",
         *cmd.pytest_args,
     ]
+
+
+def legacy_setup_cfg(tree: Path) -> list[str]:
+    """Options that give pytest the settings of `tree`'s setup.cfg `[pytest]` section, when
+    that is the configuration pytest would read there.
+
+    pytest 4 and later refuse that section (it wants `[tool:pytest]`) before running a
+    single test, and a task's environment may hold a pytest newer than its commit (a
+    runner taken from a later date). The file is left as it is: an empty ini replaces it
+    (`-c`) and each setting comes as an override (`-o`), which every pytest since 3.0
+    reads; bugbout's own overrides come after, so they still win.
+    """
+    if (tree / "pytest.ini").is_file() or _has_section(tree / "tox.ini", "pytest"):
+        return []
+    try:
+        if "[tool.pytest.ini_options]" in (tree / "pyproject.toml").read_text(errors="replace"):
+            return []
+    except OSError:
+        pass
+    setup = RawConfigParser()
+    try:
+        setup.read(tree / "setup.cfg", encoding="utf-8")
+    except (ConfigParserError, UnicodeDecodeError):
+        return []
+    if not setup.has_section("pytest") or setup.has_section("tool:pytest"):
+        return []
+    options = ["-c", os.devnull]
+    for key, value in setup.items("pytest"):
+        options += ["-o", f"{key}={value.strip()}"]
+    return options
+
+
+def _has_section(path: Path, section: str) -> bool:
+    parser = RawConfigParser()
+    try:
+        parser.read(path, encoding="utf-8")
+    except (ConfigParserError, UnicodeDecodeError):
+        return False
+    return parser.has_section(section)
 
 
 def _argv(cmd: PytestCommand, junit: Path) -> list[str]:

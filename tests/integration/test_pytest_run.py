@@ -153,6 +153,37 @@ def test_only_the_given_paths_run(tmp_path: Path, bwrap: Sandbox) -> None:
     }
 
 
+def test_a_pytest_section_in_setup_cfg_is_read_as_pytest_once_did(
+    tmp_path: Path, bwrap: Sandbox
+) -> None:
+    """Projects of 2016 configured pytest in setup.cfg's `[pytest]`, which today's pytest
+    refuses outright; the section's settings still apply, as they did then."""
+    tree = write_tree(
+        tmp_path / "tree",
+        {
+            "setup.cfg": """
+                [metadata]
+                name = old
+
+                [pytest]
+                python_files = check_*.py
+                markers =
+                    slow: a slow one
+            """,
+            "tests/check_things.py": """
+                import pytest
+
+                @pytest.mark.slow
+                def test_found():
+                    pass
+            """,
+        },
+    )
+    result = run(tree, bwrap, paths=("tests",), pytest_args=["--strict-markers"])
+    assert result.error is None, result.error
+    assert set(result.outcomes) == {"tests/check_things.py::test_found"}
+
+
 def test_import_error_marks_that_modules_tests(tmp_path: Path, bwrap: Sandbox) -> None:
     fixed = {
         "tests/test_good.py": "def test_good():\n    pass\n",
