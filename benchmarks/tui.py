@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 import tempfile
@@ -26,6 +27,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from benchkit.options import parse_args
+from textual.worker import WorkerCancelled
 
 from bugbout_tui.core.events import (
     AttemptFinished,
@@ -184,7 +186,9 @@ async def stream(project: Path, journal: Path, events: int, side: int) -> bool:
         store = Store(project)
         store.write(store.matrix_path("big-1"), big_matrix(side))
         app.reload_records()
-        await app.workers.wait_for_complete()
+        for worker in list(app.workers):  # a reload cancels the one it replaces
+            with contextlib.suppress(WorkerCancelled):
+                await worker.wait()
         await pilot.pause(0.2)
         opened = time.perf_counter()
         await pilot.press("4")
