@@ -1,7 +1,7 @@
-"""A package index on 127.0.0.1 that a benchmark fills with wheels it builds.
+"""A package index on 127.0.0.1 that a test or a benchmark fills with wheels it builds.
 
-The same index the tests use (`tests/package_index.py`), so that a benchmark of dated
-environments runs offline, against upload times it chose, with no network in its figures.
+One index for both (the tests import it from here), so that the tests of dated
+environments and their benchmark run offline, against upload times they chose.
 
 It speaks the JSON simple API (PEP 691) with each file's upload time (PEP 700), which is
 what uv's `--exclude-newer` reads, so a test can publish version 1 of a package "in 2020"
@@ -134,10 +134,15 @@ class PackageIndex:
         digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
         self.files.setdefault(name, []).append(_File(wheel, uploaded, digest))
 
-    def publish_runner(self, dest: Path) -> None:
-        """pytest and its dependencies, repacked from this interpreter, uploaded long ago."""
+    def publish_runner(
+        self, dest: Path, *, pytest_uploaded: datetime = LONG_AGO, with_pytest: Sequence[str] = ()
+    ) -> None:
+        """pytest and its dependencies, repacked from this interpreter, uploaded long ago
+        (pytest itself, and those `with_pytest` names, at `pytest_uploaded`)."""
         for name in RUNNER:
-            self.publish(repack_installed(dest, name), uploaded=LONG_AGO)
+            late = name == "pytest" or name in with_pytest
+            uploaded = pytest_uploaded if late else LONG_AGO
+            self.publish(repack_installed(dest, name), uploaded=uploaded)
 
     def __enter__(self) -> PackageIndex:
         index = self

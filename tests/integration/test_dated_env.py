@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from benchkit.package_index import PackageIndex, build_wheel
 from gitrepo import GitRepo
-from package_index import PackageIndex, build_wheel
 from projects import write_issues
 from terminals import bugbout
 
