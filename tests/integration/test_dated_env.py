@@ -267,14 +267,19 @@ def test_a_hopeless_resolution_ends_the_ladder_with_uv_quoted(
     assert rungs(repo) == [("none", 1)]
 
 
+@pytest.mark.parametrize("late", [(), ("packaging",)], ids=["pytest-late", "packaging-late-too"])
 def test_a_dated_runner_that_cannot_run_here_comes_from_a_later_date(
-    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, late: tuple[str, ...]
 ) -> None:
     """pytest "5.0" of 2019 cannot run on this Python; the real one is of 2022. A task of
-    2021 gets its dependencies as of 2021 and the runner of 2022, and says so."""
+    2021 gets its dependencies as of 2021 and the runner of 2022, and says so.
+
+    With `packaging` (which today's pytest needs) first uploaded in 2022 too, it comes
+    from 2022 with pytest: left dated, it would hold uv to the old pytest, as a 2015
+    sqlparse commit held it to pytest 3.2.5 on Python 3.11."""
     wheels = tmp_path / "wheels"
     with PackageIndex() as served:
-        served.publish_runner(wheels, pytest_uploaded=when(2022))
+        served.publish_runner(wheels, pytest_uploaded=when(2022), with_pytest=late)
         old = {"pytest/__init__.py": "raise ImportError('this pytest does not run here')\n"}
         served.publish(build_wheel(wheels / "old", "pytest", "5.0", old), uploaded=when(2019))
         served.publish(
@@ -291,30 +296,4 @@ def test_a_dated_runner_that_cannot_run_here_comes_from_a_later_date(
     assert oracle.environment is not None and oracle.environment.rung == "dated"
     assert oracle.environment.runner_later == ["pytest", "pluggy", "iniconfig", "packaging"]
     assert "shapes==1.0" in oracle.environment.packages
-    assert not any(p.startswith("pytest==5.") for p in oracle.environment.packages)
-
-
-def test_what_the_later_runner_needs_comes_from_a_later_date_with_it(
-    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Today's pytest needs `packaging`, first uploaded (here) after the task's date: left
-    dated, it would hold uv to the old pytest that cannot run, as a 2015 sqlparse commit
-    held it to pytest 3.2.5 on Python 3.11."""
-    wheels = tmp_path / "wheels"
-    with PackageIndex() as served:
-        served.publish_runner(wheels, pytest_uploaded=when(2022), with_pytest=("packaging",))
-        old = {"pytest/__init__.py": "raise ImportError('this pytest does not run here')\n"}
-        served.publish(build_wheel(wheels / "old", "pytest", "5.0", old), uploaded=when(2019))
-        served.publish(
-            build_wheel(wheels, "shapes", "1.0", {"shapes/__init__.py": V1}), uploaded=when(2020)
-        )
-        monkeypatch.setenv("UV_DEFAULT_INDEX", served.url)
-        monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
-        monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")
-        repo = geom_history(tmp_path / "geom")
-        configure(repo)
-        Bout.load(repo.root).run(until="ground-truth")
-    oracle = oracles(repo).oracles["geom-1"]
-    assert oracle.scored, oracle.reason
-    assert oracle.environment is not None and "packaging" in oracle.environment.runner_later
     assert not any(p.startswith("pytest==5.") for p in oracle.environment.packages)
