@@ -27,10 +27,10 @@ from bugbout_tui.core.models import (
     Oracle,
     OutcomeTally,
     Resolution,
-    ResolutionStatus,
     TreeTally,
 )
 from bugbout_tui.rules.ground_truth import FAILING, PASSING
+from bugbout_tui.rules.score import status_of
 
 _RAN_TESTS = frozenset({"resolved", "fixed-but-broke", "wrong-fix"})
 
@@ -131,15 +131,12 @@ def resolution_without(resolution: Resolution, flaky: Set[str]) -> Resolution:
     broken = [t for t in resolution.broken if t not in flaky]
     if fail_to_pass == resolution.fail_to_pass and broken == resolution.broken:
         return resolution
-    status: ResolutionStatus
-    if any(outcome not in PASSING for outcome in fail_to_pass.values()):
-        status = "wrong-fix"
-    elif broken:
-        status = "fixed-but-broke"
-    else:
-        status = "resolved"
     return resolution.model_copy(
-        update={"status": status, "fail_to_pass": fail_to_pass, "broken": broken}
+        update={
+            "status": status_of(fail_to_pass, broken),
+            "fail_to_pass": fail_to_pass,
+            "broken": broken,
+        }
     )
 
 

@@ -114,16 +114,21 @@ def classify(
         for test in oracle.pass_to_pass
         if test not in unstable and outcomes.get(test, "uncollected") not in PASSING
     ]
-    status: ResolutionStatus
-    if any(outcome not in PASSING for outcome in fail_to_pass.values()):
-        status = "wrong-fix"
-    elif broken:
-        status = "fixed-but-broke"
-    else:
-        status = "resolved"
     return Resolution(
-        task=task, contestant=contestant, status=status, fail_to_pass=fail_to_pass, broken=broken
+        task=task,
+        contestant=contestant,
+        status=status_of(fail_to_pass, broken),
+        fail_to_pass=fail_to_pass,
+        broken=broken,
     )
+
+
+def status_of(fail_to_pass: Mapping[str, CellOutcome], broken: list[str]) -> ResolutionStatus:
+    """A patch's status from what its fail-to-pass tests did and the pass-to-pass tests
+    it broke (see `classify`)."""
+    if any(outcome not in PASSING for outcome in fail_to_pass.values()):
+        return "wrong-fix"
+    return "fixed-but-broke" if broken else "resolved"
 
 
 def unreliable_grader(control: Resolution | None) -> str | None:
