@@ -10,14 +10,11 @@ would fail the same way and, offline, each would wait for a timeout first.
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import json
 import os
 import re
 import shutil
-import signal
-import subprocess
 import time
 import urllib.error
 import urllib.parse
@@ -34,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from bugbout_tui.core.errors import BugboutError, UsageError
 from bugbout_tui.core.fs import write_atomic
 from bugbout_tui.core.store import store_error
+from bugbout_tui.infra.proc import run_bounded
 
 DEFAULT_API_URL = "https://api.github.com"
 API_VERSION = "2022-11-28"
@@ -134,25 +132,12 @@ def _run_quietly(command: list[str], timeout: float) -> str | None:
     started (a version-manager shim, say), which would otherwise hold the pipe open.
     """
     try:
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        done = run_bounded(command, timeout=timeout, keep_stderr=False)
     except OSError:
         return None
-    try:
-        out, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
+    if done.returncode != 0:
         return None
-    if process.returncode != 0:
-        return None
-    return out.decode("utf-8", errors="replace").strip() or None
+    return done.stdout.decode("utf-8", errors="replace").strip() or None
 
 
 class Label(BaseModel):

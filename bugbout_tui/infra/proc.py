@@ -389,6 +389,52 @@ def _check_program(program: str, cwd: Path, env: Mapping[str, str]) -> None:
     raise OSError(problem, os.strerror(problem), program)
 
 
+@dataclass(frozen=True)
+class Bounded:
+    """How a short command ended: its status (None when it ran out of time, and was
+    killed), and what it wrote to the streams that were kept."""
+
+    returncode: int | None
+    stdout: bytes
+    stderr: bytes
+
+
+def run_bounded(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    keep_stdout: bool = True,
+    keep_stderr: bool = True,
+) -> Bounded:
+    """Run a short command to its end or to `timeout`, without the event loop.
+
+    The command runs in a process group of its own, so a timeout also ends whatever it
+    started (a version-manager shim, an ssh), which would otherwise hold a pipe open.
+
+    Raises:
+        OSError: the command could not be started.
+    """
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE if keep_stdout else subprocess.DEVNULL,
+        stderr=subprocess.PIPE if keep_stderr else subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        return Bounded(None, b"", b"")
+    return Bounded(process.returncode, out or b"", err or b"")
+
+
 async def run_process(
     argv: Sequence[str],
     *,

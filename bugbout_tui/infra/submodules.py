@@ -25,7 +25,6 @@ import logging
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tarfile
 import tempfile
@@ -45,6 +44,7 @@ from bugbout_tui.infra.git import (
     redacted,
     run_hermetic_git,
 )
+from bugbout_tui.infra.proc import run_bounded
 
 log = logging.getLogger(__name__)
 
@@ -540,29 +540,17 @@ def _fetch(git_dir: Path, url: str, refspecs: Sequence[str]) -> str | None:
     env.update(_ssh_env())
     started = time.monotonic()
     try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=git_dir,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        done = run_bounded(argv, timeout=FETCH_TIMEOUT, cwd=git_dir, env=env, keep_stdout=False)
     except OSError as exc:
         return str(exc)
-    try:
-        _, err = proc.communicate(timeout=FETCH_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+    if done.returncode is None:
         return f"the fetch did not finish within {FETCH_TIMEOUT:.0f} seconds"
-    if proc.returncode == 0:
+    if done.returncode == 0:
         log.info("Fetched %s in %.1fs", redacted(url), time.monotonic() - started)
         return None
-    lines = [line.strip() for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
-    return redacted(lines[-1] if lines else f"git fetch ended with status {proc.returncode}")
+    err = done.stderr.decode("utf-8", "replace")
+    lines = [line.strip() for line in err.splitlines() if line.strip()]
+    return redacted(lines[-1] if lines else f"git fetch ended with status {done.returncode}")
 
 
 def _ssh_env() -> Mapping[str, str]:
