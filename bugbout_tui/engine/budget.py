@@ -127,8 +127,10 @@ class BudgetKeeper:
         spent = spent_in(counted.spent, budget)
         if spent + each * (counted.in_flight + 1) <= budget.amount + 1e-9:
             return None
+        under_way = f", {counted.in_flight} under way" if counted.in_flight else ""
+        if budget.unit == "attempts":
+            return f"{what} would be passed: {spent:.0f} run{under_way}"
         return (
-            f"{what} would be passed: {shown(spent, budget)} spent"
-            + (f", {counted.in_flight} under way" if counted.in_flight else "")
-            + f", about {shown(each, budget)} more per attempt"
+            f"{what} would be passed: {shown(spent, budget)} spent{under_way}, "
+            f"about {shown(each, budget)} per attempt"
         )
