@@ -334,8 +334,7 @@ class BugboutApp(App[int]):
             question = confirmation(
                 "Start the bout?",
                 "bugbout carries on from what the store holds: agents run on every task "
-                "still to race, spending their plans' quota."
-                + self._estimate_text(),
+                "still to race, spending their plans' quota." + self._estimate_text(),
                 ("start", "Start"),
                 "Not now",
             )
