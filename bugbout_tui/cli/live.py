@@ -17,6 +17,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from bugbout_tui.cli.estimate_view import estimate_lines, estimate_summary
 from bugbout_tui.core import look
 from bugbout_tui.core.events import (
     AttemptFinished,
@@ -24,6 +25,7 @@ from bugbout_tui.core.events import (
     BaseEvent,
     ErrorRaised,
     QuotaParked,
+    RaceEstimated,
     StageFinished,
     StageStarted,
     TestRunFinished,
@@ -64,9 +66,15 @@ class LiveDisplay:
     def on_event(self, event: BaseEvent) -> None:
         self.state.apply(event)
         if self._live is None:
-            line = plain_line(event, self.state)
-            if line is not None:
-                self.console.print(Text(line), highlight=False, soft_wrap=True)
+            if isinstance(event, RaceEstimated):  # a few lines: per agent, lane and note
+                lines: list[str | None] = [
+                    f"[race] {line}" for line in estimate_lines(event.estimate)
+                ]
+            else:
+                lines = [plain_line(event, self.state)]
+            for line in lines:
+                if line is not None:
+                    self.console.print(Text(line), highlight=False, soft_wrap=True)
 
     def render(self) -> RenderableType:
         return render_state(self.state, time.monotonic() - self._started)
@@ -94,6 +102,8 @@ def _plain_line(event: BaseEvent, state: BoutState) -> str | None:
             return f"[race] {event.attempt} {event.status} after {took}{detail}"
         case QuotaParked():
             return f"[race] lane {event.quota} parked: {event.message}"
+        case RaceEstimated():
+            return f"[race] estimate: {estimate_summary(event.estimate)}"
         case TestRunFinished():
             outcome = event.error or f"{event.passed} passed, {event.failed} failed"
             if event.error is None and event.uncollected:
@@ -112,6 +122,11 @@ def render_state(state: BoutState, elapsed: float) -> RenderableType:
     header.append(f"  {look.clock(elapsed)}", style="dim")
     parts.append(header)
     parts.append(look.stage_chips(state.planned, state.stages))
+    if state.estimate is not None:
+        parts.append(Text(inert_line(f"estimate: {estimate_summary(state.estimate)}"), style="dim"))
+        parts.extend(
+            Text(f"note: {inert_line(note)}", style="dim") for note in state.estimate.notes
+        )
     if state.test_runs_running:
         parts.append(
             Text(

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any, cast
 
+from bugbout_tui.cli.estimate_view import estimate_table
 from bugbout_tui.cli.live import LiveDisplay
-from bugbout_tui.cli.output import stderr
+from bugbout_tui.cli.output import stderr, stdout
 from bugbout_tui.cli.stopping import run_stoppable
 from bugbout_tui.core.events import STAGES, Stage
 from bugbout_tui.engine.bout import Bout
@@ -23,6 +24,12 @@ def register(commands: Any) -> None:
         "Everything finished is kept; running again carries on.",
     )
     add_run_options(parser)
+    parser.add_argument(
+        "--estimate",
+        action="store_true",
+        help="print what the race would run and spend (attempts, tokens, cost, time per "
+        "lane), from what the store holds, and exit without running anything",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -55,5 +62,10 @@ def run_with_board(
 
 
 def run(args: argparse.Namespace) -> int:
-    run_with_board(Project.load(args.project), args)
+    project = Project.load(args.project)
+    if args.estimate:
+        estimate = Bout(project, retry_failed=args.retry_failed).estimate()
+        stdout.print(estimate_table(estimate))
+        return 0
+    run_with_board(project, args)
     return 0

@@ -32,7 +32,7 @@ ENTRY_POINT_GROUP = "bugbout.agents"
 UNKNOWN_VENDOR = "unknown"
 """The vendor of a model whose maker neither its name nor its agent tells."""
 
-COMMON_KEYS = frozenset({"agent", "model", "name", "vendor", "quota", "view"})
+COMMON_KEYS = frozenset({"agent", "model", "name", "vendor", "quota", "view", "billing", "budget"})
 """Keys every agent entry may have; any other key is an option of the adapter."""
 
 

@@ -54,6 +54,7 @@ from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.git_urls import github_repo_from_url, is_git_url
 from bugbout_tui.core.models import BASE, SUITE
 from bugbout_tui.core.patch import MAX_PATCH_BYTES, MAX_PATCH_FILES
+from bugbout_tui.core.prices import Budget, Price, PriceTable, parse_budget, shipped_prices
 
 __all__ = [
     "CONFIG_NAME",
@@ -61,6 +62,7 @@ __all__ = [
     "AgentConfig",
     "AgentView",
     "Assignment",
+    "Billing",
     "Config",
     "ConfigError",
     "ConfigProblem",
@@ -69,6 +71,7 @@ __all__ = [
     "ExaminerConfig",
     "JudgeConfig",
     "Policy",
+    "PriceConfig",
     "ProjectConfig",
     "RunConfig",
     "Sandbox",
@@ -100,6 +103,10 @@ AgentView = Literal["host", "minimal"]
 Policy = Literal["majority", "unanimous", "strict", "cross-vendor"]
 Assignment = Literal["reproduce", "specify"]
 Decision = Literal["accepted", "excluded"]
+Billing = Literal["api", "plan"]
+"""How an agent's use is paid: per token at API prices, or by a subscription plan whose
+tokens cost nothing more each (Codex signed in with ChatGPT, Claude Code on Pro/Max,
+Gemini CLI with a Google login)."""
 
 _AGENT_NICKNAMES = {
     "claude": "claude-code",
@@ -114,6 +121,10 @@ _AGENT_NICKNAMES = {
 _GITHUB_REPO = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?/[A-Za-z0-9._-]+$")
 _PYTHON_VERSION = re.compile(r"^3\.\d{1,2}$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_BUDGET_INVALID = (
+    'must be an amount with its unit in quotes, e.g. "$20", "2M tokens" or "40 attempts"'
+)
+_PRICE_INVALID = "must be a number of dollars per million tokens, at least 0"
 
 
 def _dashed(name: str) -> str:
@@ -173,6 +184,17 @@ def _root(info: ValidationInfo) -> Path | None:
         if isinstance(root, Path):
             return root
     return None
+
+
+def _budget_text(value: str | None) -> str | None:
+    """A budget as written, checked to be an amount with its unit."""
+    if value is None:
+        return None
+    try:
+        parse_budget(value)
+    except ValueError as exc:
+        raise config_error(str(exc)) from None
+    return value
 
 
 def _relative_dir(value: str, what: str) -> str:
@@ -377,10 +399,35 @@ class RunConfig(_Section):
     hide_touched_tests: bool = False
     """Keep every test file the fix touched out of the agents' checkouts, old content
     and all, rather than hand them the base's test files as they were."""
+    budget: Annotated[str | None, Explain(invalid=_BUDGET_INVALID)] = None
+    """What the whole bout may spend, every contestant and examiner together: an amount
+    in dollars, tokens or attempts (`"$20"`, `"2M tokens"`, `"40 attempts"`)."""
+
+    _check_budget = field_validator("budget")(_budget_text)
+
+    @property
+    def budget_limit(self) -> Budget | None:
+        return None if self.budget is None else parse_budget(self.budget)
 
     def capacity(self, quota: str) -> int:
         """How many runs on `quota` may go at once; one unless raised."""
         return self.quotas.get(quota, 1)
+
+
+class PriceConfig(_Section):
+    """`[prices."<model>"]`: a model's price in dollars per million tokens, over the one
+    bugbout ships (or for a model it has none for). `cached` defaults to `input`."""
+
+    input: Annotated[float, Field(ge=0), Explain(invalid=_PRICE_INVALID)]
+    output: Annotated[float, Field(ge=0), Explain(invalid=_PRICE_INVALID)]
+    cached: Annotated[float | None, Field(ge=0), Explain(invalid=_PRICE_INVALID)] = None
+
+    def price(self) -> Price:
+        return Price(
+            input=self.input,
+            output=self.output,
+            cached=self.input if self.cached is None else self.cached,
+        )
 
 
 class JudgeConfig(_Section):
@@ -406,6 +453,16 @@ class AgentConfig(_Section):
     quota: Annotated[str, Field(min_length=1)]
     view: AgentView | None = None
     """What the agent may read; None takes `[run] agent-view`."""
+    billing: Billing = "api"
+    """`plan` for an agent signed in to a subscription: its tokens are shown, no price."""
+    budget: Annotated[str | None, Explain(invalid=_BUDGET_INVALID)] = None
+    """What this agent may spend over the bout, all its trials together."""
+
+    _check_budget = field_validator("budget")(_budget_text)
+
+    @property
+    def budget_limit(self) -> Budget | None:
+        return None if self.budget is None else parse_budget(self.budget)
 
     @model_validator(mode="before")
     @classmethod
@@ -445,6 +502,17 @@ class AgentConfig(_Section):
             )
         if self.agent == "command":
             errors.extend(self._command_problems())
+        limit = self.budget_limit
+        if limit is not None and limit.unit == "usd" and self.billing == "plan":
+            errors.append(
+                (
+                    ("budget",),
+                    config_error(
+                        'an agent on a plan (billing = "plan") spends no dollars per attempt; '
+                        'give its budget in tokens or attempts, e.g. "2M tokens"'
+                    ),
+                )
+            )
         own = {info.alias or name for name, info in type(self).model_fields.items()}
         for key in self.options:
             if key == "assignment":  # a contestant's, refused by ContestantConfig
@@ -551,6 +619,7 @@ class Config(_Section):
         list[ExaminerConfig],
         Explain(invalid="must be an array of tables: write each one as [[examiners]]"),
     ] = Field(default_factory=list)
+    prices: dict[str, PriceConfig] = Field(default_factory=dict)
 
     _file: Path | None = PrivateAttr(default=None)
 
@@ -602,6 +671,12 @@ class Config(_Section):
     def resolve(self, relative: str) -> Path:
         """A path from the file (interpreter, issues-file, repository) made absolute."""
         return _resolve(self.root, relative)
+
+    def price_table(self) -> PriceTable:
+        """The shipped prices with this project's `[prices]` over them."""
+        return shipped_prices().with_overrides(
+            {model: entry.price() for model, entry in self.prices.items()}
+        )
 
     @property
     def agents(self) -> list[AgentConfig]:

@@ -12,12 +12,16 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from bugbout_tui.core.estimate import Estimate
+
 Stage = Literal["mine", "ground-truth", "race", "examine", "judge", "score", "report"]
 STAGES: tuple[Stage, ...] = ("mine", "ground-truth", "race", "examine", "judge", "score", "report")
 
 AttemptStatus = Literal[
-    "finished", "no-change", "oversized", "timeout", "crashed", "quota", "skipped"
+    "finished", "no-change", "oversized", "timeout", "crashed", "quota", "skipped", "budget"
 ]
+"""How an attempt ended. `budget`: not started, its contestant's (or the bout's) budget
+would have been passed; like `skipped`, nothing ran, and a later run tries it again."""
 
 
 def _now() -> datetime:
@@ -105,6 +109,13 @@ class QuotaParked(BaseEvent):
     message: str
 
 
+class RaceEstimated(BaseEvent):
+    """What the race is about to start and is expected to spend, before any attempt."""
+
+    type: Literal["race-estimated"] = "race-estimated"
+    estimate: Estimate
+
+
 class TestRunStarted(BaseEvent):
     type: Literal["test-run-started"] = "test-run-started"
     task: str
@@ -142,6 +153,7 @@ Event = Annotated[
     | AttemptOutput
     | AttemptFinished
     | QuotaParked
+    | RaceEstimated
     | TestRunStarted
     | TestRunFinished
     | ErrorRaised,

@@ -55,6 +55,7 @@ PHASES: dict[str, Look] = {
     "crashed": Look("✗", "crashed", "red"),
     "quota": Look("‖", "quota", "magenta"),
     "skipped": Look("-", "skipped", "dim"),
+    "budget": Look("$", "budget", "cyan"),
 }
 """An attempt's phase: waiting, running, or how it ended (its status)."""
 

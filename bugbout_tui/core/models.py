@@ -389,8 +389,9 @@ class Attempt(Record):
 
     @property
     def scorable(self) -> bool:
-        """Whether the attempt counts in scores (a spent quota does not)."""
-        return self.status not in ("quota", "skipped")
+        """Whether the attempt counts in scores (a spent quota, a budget reached, an
+        agent never given the task do not)."""
+        return self.status not in ("quota", "skipped", "budget")
 
     @model_validator(mode="before")
     @classmethod

@@ -14,11 +14,13 @@ from bugbout_tui.agents.base import CodingAgent
 from bugbout_tui.agents.registry import agent_from_config
 from bugbout_tui.core import look
 from bugbout_tui.core.errors import BugboutError, UsageError
+from bugbout_tui.core.estimate import Estimate
 from bugbout_tui.core.events import (
     STAGES,
     BaseEvent,
     BoutFinished,
     BoutStarted,
+    RaceEstimated,
     Stage,
     StageFinished,
     StageStarted,
@@ -27,17 +29,19 @@ from bugbout_tui.core.models import Attempt, Matrix, OracleSet, ResolutionSet, T
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.context import StageContext
 from bugbout_tui.engine.environments import Environments
+from bugbout_tui.engine.estimate import estimate_race
 from bugbout_tui.engine.examine import CrossExamination
 from bugbout_tui.engine.ground_truth import GroundTruth
 from bugbout_tui.engine.judge import judge_matrices
 from bugbout_tui.engine.mine import mine_tasks
 from bugbout_tui.engine.project import Project
-from bugbout_tui.engine.race import Entrant, Race
+from bugbout_tui.engine.race import Entrant, Race, pending_attempts
 from bugbout_tui.engine.report import load_report, write_report
 from bugbout_tui.engine.score import Scoring
 from bugbout_tui.infra.git import open_repository
 from bugbout_tui.infra.sandbox import Sandbox, select_sandbox
 from bugbout_tui.report import Report
+from bugbout_tui.rules.cost import costing_for
 from bugbout_tui.rules.judge import VerdictSet
 
 _DONE = "done"
@@ -151,8 +155,10 @@ class Bout:
 
     async def _race(self) -> None:
         race = self._running_race = Race(await self.context(), self.entrants())
+        tasks = self.scored_tasks()
+        self.bus.emit(RaceEstimated(estimate=self._estimate(tasks, race.pending(tasks))))
         try:
-            self.attempts = await race.run(self.scored_tasks())
+            self.attempts = await race.run(tasks)
         finally:
             self._running_race = None
 
@@ -184,6 +190,53 @@ class Bout:
             else [e.agent.name for e in entrants if e.role == "examiner"],
         )
         write_report(self.project, self.report)
+
+    def estimate(self) -> Estimate:
+        """What the race would start and spend, from what the store holds, running
+        nothing: no mining, no ground truth (which cost no agent anything, but take
+        minutes). Tasks not mined yet are none; tasks whose ground truth is not stored
+        yet are counted as if it will score them, and the notes say so."""
+        store = self.project.store
+        notes: list[str] = []
+        self.taskset = store.read(store.tasks_path, TaskSet)
+        if self.taskset is None:
+            notes.append(
+                "no tasks mined yet, so no attempt is counted: `bugbout run --until mine` "
+                "mines them (ground truth is no agent's cost)"
+            )
+            return self._estimate([], [], notes)
+        oracles = store.read(store.oracles_path, OracleSet) or OracleSet()
+        raceable = self.raceable_tasks()
+        unknown = [t for t in raceable if t.id not in oracles.oracles]
+        self.oracles = oracles
+        tasks = [t for t in raceable if t in unknown or t in self.scored_tasks()]
+        if unknown:
+            notes.append(
+                f"{look.plural(len(unknown), 'task')} without ground truth yet are counted "
+                "as if it will score them; it may not"
+            )
+        pending = pending_attempts(tasks, self.entrants(), store, retry_failed=self.retry_failed)
+        return self._estimate(tasks, pending, notes)
+
+    def _estimate(
+        self,
+        tasks: Sequence[Task],
+        pending: Sequence[tuple[Task, Entrant]],
+        notes: Sequence[str] = (),
+    ) -> Estimate:
+        entrants = self.entrants()
+        stored = [a for group in self.project.store.attempts().values() for a in group]
+        return estimate_race(
+            pending,
+            tasks=len(tasks),
+            entrants=entrants,
+            stored=stored,
+            config=self.project.config,
+            costing=costing_for(
+                self.project.config, {e.agent.name: e.agent.model for e in entrants}
+            ),
+            notes=notes,
+        )
 
     def raceable_tasks(self) -> list[Task]:
         """Mined tasks a person has not excluded (and accepted, when review is required)."""

@@ -43,6 +43,8 @@ from bugbout_tui.core.events import (
 from bugbout_tui.core.models import Attempt, Task, Tokens, attempt_name
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.core.paths import bugbout_home, known_homes
+from bugbout_tui.core.store import Store
+from bugbout_tui.engine.budget import BudgetKeeper, Spender
 from bugbout_tui.engine.context import StageContext, StageRunner
 from bugbout_tui.engine.scheduler import Job, QuotaParkedError, run_in_lanes
 from bugbout_tui.engine.testing import import_paths, tests_dir_at
@@ -53,6 +55,8 @@ from bugbout_tui.infra.programs import interpreter_paths
 from bugbout_tui.infra.sandbox import Confinement, View
 from bugbout_tui.infra.trees import repo_key
 from bugbout_tui.infra.workcopy import WorkingCopy, harvest, prepare_working_copy
+from bugbout_tui.rules.cost import costing_for
+from bugbout_tui.rules.judge import author_identity
 from bugbout_tui.rules.prompts import Role, render_prompt
 
 SUMMARY_LIMIT = 4000
@@ -107,6 +111,34 @@ def check_programs(entrants: Sequence[Entrant]) -> None:
 def attempt_path(attempts_dir: Path, task: str, name: str) -> Path:
     """Where an attempt's record lives; agent names may hold `/`, so they are quoted."""
     return attempts_dir / task / f"{quote(name, safe='')}.json"
+
+
+def pending_attempts(
+    tasks: Sequence[Task], entrants: Sequence[Entrant], store: Store, *, retry_failed: bool
+) -> list[tuple[Task, Entrant]]:
+    """The attempts a race over `tasks` would start, in the order it starts them
+    (task-major: each lane alternates between its agents)."""
+    return [
+        (task, entrant)
+        for task in tasks
+        for entrant in entrants
+        if needs_attempt(
+            task,
+            store.read(attempt_path(store.attempts_dir, task.id, entrant.agent.name), Attempt),
+            retry_failed=retry_failed,
+        )
+    ]
+
+
+def needs_attempt(task: Task, stored: Attempt | None, *, retry_failed: bool) -> bool:
+    """Whether to run an attempt. A skipped one (no issue text, or an agent that could
+    not be started) runs once the task has its text, and one stopped by a budget runs
+    whenever the budget allows: no agent ran, so nothing would run twice."""
+    if stored is None or stored.status == "budget":
+        return True
+    if stored.status == "skipped":
+        return bool(task.statement)
+    return retry_failed and stored.status in RETRYABLE
 
 
 def test_command(
@@ -208,6 +240,7 @@ class Race(StageRunner):
         self._project_paths = project_paths
         self._stops: dict[str, asyncio.Event] = {}
         """One per attempt of this run not yet recorded; set, it stops that attempt."""
+        self._budget = self._budget_keeper()
 
     def cancel(self, attempt_id: str) -> bool:
         """Stop one attempt of this run, queued or running, and say whether there was one.
@@ -222,13 +255,14 @@ class Race(StageRunner):
         stop.set()
         return True
 
+    def pending(self, tasks: Sequence[Task]) -> list[tuple[Task, Entrant]]:
+        """The attempts `run(tasks)` would start, in its order."""
+        return pending_attempts(
+            tasks, self.entrants, self.project.store, retry_failed=self.retry_failed
+        )
+
     async def run(self, tasks: Sequence[Task]) -> dict[str, list[Attempt]]:
-        needed = [  # task-major order: each lane alternates between its agents
-            (task, entrant)
-            for task in tasks
-            for entrant in self.entrants
-            if self._needed(task, self._stored(task, entrant))
-        ]
+        needed = self.pending(tasks)
         check_programs(list({id(e): e for _, e in needed}.values()))
         jobs: list[Job] = []
         waiting: dict[int, tuple[Task, Entrant, str]] = {}
@@ -262,16 +296,6 @@ class Race(StageRunner):
             for task in tasks
         }
 
-    def _needed(self, task: Task, stored: Attempt | None) -> bool:
-        """Whether to run an attempt. A skipped one (no issue text, or an agent that
-        could not be started) runs once the task has its text: no agent ran, so
-        nothing would run twice."""
-        if stored is None:
-            return True
-        if stored.status == "skipped":
-            return bool(task.statement)
-        return self.retry_failed and stored.status in RETRYABLE
-
     def _stored(self, task: Task, entrant: Entrant) -> Attempt | None:
         store = self.project.store
         return store.read(attempt_path(store.attempts_dir, task.id, entrant.agent.name), Attempt)
@@ -289,6 +313,9 @@ class Race(StageRunner):
         if self._stops[attempt_id].is_set():
             run = _InProgress(task, entrant, attempt_id)
             return self._record(run, "crashed", f"{CANCELLED} before it started")
+        over_budget = self._over_budget(entrant, attempt_id)
+        if over_budget is not None:
+            return self._record(_InProgress(task, entrant, attempt_id), "budget", over_budget)
         run = self._begin(task, entrant, attempt_id)
         if not task.statement:
             return self._record(run, "skipped", f"no issue text to give: {task.statement_missing}")
@@ -309,6 +336,33 @@ class Race(StageRunner):
             _clear_copy(run.workspace)
             return self._record(run, "crashed", CANCELLED)
         return await self._settle(run, launch, result)
+
+    def _budget_keeper(self) -> BudgetKeeper:
+        """The budgets of `[run] budget` and each agent's `budget`, with what the bout's
+        stored attempts have spent of them."""
+        config = self.project.config
+        own = {a.name: limit for a in config.agents if (limit := a.budget_limit) is not None}
+        spenders = {
+            author_identity(e.agent.name): Spender(e.agent.harness, e.agent.model)
+            for e in self.entrants
+        }
+        stored = (
+            [a for group in self.project.store.attempts().values() for a in group]
+            if own or config.run.budget is not None
+            else []
+        )
+        return BudgetKeeper(
+            bout=config.run.budget_limit,
+            own=own,
+            spenders=spenders,
+            costing=costing_for(config, {e.agent.name: e.agent.model for e in self.entrants}),
+            stored=stored,
+        )
+
+    def _over_budget(self, entrant: Entrant, attempt_id: str) -> str | None:
+        """Why the attempt may not start (a budget it would pass), or None when it may;
+        a lane asks at the moment it would start it, so attempts under way count."""
+        return self._budget.admit(attempt_id, entrant.agent.name)
 
     def _begin(self, task: Task, entrant: Entrant, attempt_id: str) -> _InProgress:
         """The attempt's own folder, made afresh (its agent's logs and home), and its
@@ -517,6 +571,7 @@ class Race(StageRunner):
         )
         store = self.project.store
         store.write(attempt_path(store.attempts_dir, run.task.id, run.entrant.agent.name), attempt)
+        self._budget.recorded(attempt)
         self._stops.pop(run.id, None)
         self.bus.emit(
             AttemptFinished(

@@ -18,6 +18,7 @@ from bugbout_tui.core.models import Attempt, Ledger, OracleSet, ResolutionSet, T
 from bugbout_tui.engine.judge import judge_matrices, judged
 from bugbout_tui.engine.project import Project
 from bugbout_tui.report import Report, build_report, render_json, render_markdown
+from bugbout_tui.rules.cost import costing_for
 from bugbout_tui.rules.judge import author_identity
 
 
@@ -61,6 +62,7 @@ def load_report(
         examiners=_entrants(examiners, [e.name for e in cfg.examiners], attempts, "examiner"),
         decisions=cfg.tasks,
         ledger=store.read(store.ledger_path, Ledger),
+        costing=costing_for(cfg),
     )
 
 

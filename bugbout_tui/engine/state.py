@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from bugbout_tui.core.estimate import Estimate
 from bugbout_tui.core.events import (
     AttemptFinished,
     AttemptOutput,
@@ -23,6 +24,7 @@ from bugbout_tui.core.events import (
     BoutStarted,
     ErrorRaised,
     QuotaParked,
+    RaceEstimated,
     Stage,
     StageFinished,
     StageProgress,
@@ -93,6 +95,8 @@ class BoutState:
     outcome: str | None = None
     message: str | None = None
     events: int = 0
+    estimate: Estimate | None = None
+    """What the race of this run was expected to start and spend, said before it began."""
     stored: set[str] = field(default_factory=set)
     """Attempts known only from the store's records: a run that resumes or retries
     races only what is missing, yet the bout is every attempt, stored or live."""
@@ -142,6 +146,8 @@ class BoutState:
                 lane = self._lane(event.quota)
                 lane.parked, lane.parked_at = event.message, event.at
                 lane.version += 1
+            case RaceEstimated():
+                self.estimate = event.estimate
             case TestRunStarted():
                 self.test_runs_running[f"{event.task}/{event.label}"] = event.label
             case TestRunFinished():
@@ -164,6 +170,7 @@ class BoutState:
             case BoutStarted():
                 self.project = event.project
                 self.pid = event.pid
+                self.estimate = None
                 self.planned = list(event.stages)
                 self.outcome = None
             case BoutFinished():

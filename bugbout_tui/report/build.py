@@ -44,12 +44,14 @@ from bugbout_tui.core.models import (
     Task,
     TaskSet,
 )
+from bugbout_tui.core.prices import shipped_prices
 from bugbout_tui.report import metrics
 from bugbout_tui.report.model import (
     AgentRow,
     AgentSpend,
     AgentsSection,
     AuthorEvidence,
+    BudgetStop,
     Comparison,
     CostSection,
     EvidenceSection,
@@ -79,6 +81,7 @@ from bugbout_tui.report.model import (
     TrialsSection,
     format_p,
 )
+from bugbout_tui.rules.cost import Costing
 from bugbout_tui.rules.flakes import (
     matrix_without,
     oracle_without,
@@ -101,6 +104,7 @@ AWAITING_REVIEW = "awaiting your review"
 NO_ISSUE_TEXT = "no issue text"
 NOT_STARTED = "no contestant could be started"
 QUOTA_ONLY = "every contestant's attempt hit a usage limit"
+BUDGET_ONLY = "every contestant's budget was reached before it"
 NOT_RUN = "no contestant has run on it yet"
 
 RIGHT: frozenset[PatchStatus] = frozenset({"resolved"})
@@ -128,6 +132,7 @@ def build_report(
     examiners: Sequence[str],
     decisions: TasksConfig | None = None,
     ledger: Ledger | None = None,
+    costing: Costing | None = None,
 ) -> Report:
     """The report on a bout, computed from its stored records alone.
 
@@ -137,8 +142,11 @@ def build_report(
     `[tasks]` table holding a person's accept and exclude decisions: a task set aside
     there counts nowhere, whatever its records say. `ledger` is the flake ledger: a
     test it quarantined counts in no oracle, score or matrix cell, and is listed.
+    `costing` prices attempts whose agent reported tokens but no cost, and knows which
+    agents are on a plan; without it only reported costs count.
     """
     decisions = decisions or TasksConfig()
+    costing = costing or Costing(shipped_prices())
     oracles, resolutions, matrices = _quarantine(ledger, oracles, resolutions, matrices)
     by_task: dict[str, list[Attempt]] = {}
     for attempt in attempts:
@@ -164,7 +172,7 @@ def build_report(
     raced_attempts = [a for task in raced for a in by_task.get(task, [])]
     flagged = _flagged(attempts)
     oversized = _oversized(attempts)
-    agents = _agents(raced, status, raced_attempts, flagged, oversized, contestants)
+    agents = _agents(raced, status, raced_attempts, flagged, oversized, contestants, costing)
     cannot_apply = _cross_vendor_problem(raced, matrices)
     return Report(
         project=project,
@@ -180,7 +188,7 @@ def build_report(
         ),
         evidence=_evidence(raced, status, matrices, contestants, examiners),
         funnel=_funnel(taskset, standings, controls, oracles),
-        cost=_cost(attempts, contestants, examiners),
+        cost=_cost(attempts, contestants, examiners, costing),
         trials=_trials(raced, statuses, contestants),
         quarantined=_quarantined(ledger),
         tasks=[
@@ -308,6 +316,8 @@ def _not_raced(
         return NO_ISSUE_TEXT
     if any(attempt.status == "quota" for attempt in own):
         return QUOTA_ONLY
+    if own and all(attempt.status == "budget" for attempt in own):
+        return BUDGET_ONLY
     if own and not all((a.detail or "").startswith("no issue text") for a in own):
         return NOT_STARTED
     return NOT_RUN
@@ -365,12 +375,16 @@ def _rate(count: float, n: int) -> Rate:
     return Rate(count=count, n=n, share=count / n, low=interval.low, high=interval.high)
 
 
-def _spend(attempts: Sequence[Attempt]) -> Spend:
+def _spend(every: Sequence[Attempt], costing: Costing) -> Spend:
+    """What the attempts spent; one stopped by a budget spent nothing and is left out."""
+
     def total(values: list[int | None]) -> int | None:
         known = [value for value in values if value is not None]
         return sum(known) if known else None
 
-    costs = [a.cost_usd for a in attempts if a.cost_usd is not None]
+    attempts = [a for a in every if a.status != "budget"]
+    priced = [costing.cost(a) for a in attempts]
+    costs = [cost.usd for cost in priced if cost.usd is not None]
     return Spend(
         attempts=len(attempts),
         seconds=sum(a.seconds for a in attempts),
@@ -385,6 +399,8 @@ def _spend(attempts: Sequence[Attempt]) -> Spend:
         ),
         cost_usd=sum(costs) if costs else None,
         cost_reported=len(costs),
+        cost_priced=sum(cost.basis == "priced" for cost in priced),
+        plan=sum(cost.basis == "plan" for cost in priced),
     )
 
 
@@ -423,6 +439,7 @@ def _agents(
     flagged: list[FlaggedAttempt],
     oversized: list[OversizedAttempt],
     contestants: Sequence[str],
+    costing: Costing,
 ) -> AgentsSection:
     rows = []
     for name in contestants:
@@ -446,7 +463,7 @@ def _agents(
                 resolved_rate=_rate(resolved, sum(s in SCORED for s in found)),
                 median_seconds=metrics.median(timed),
                 timed=len(timed),
-                spend=_spend(own),
+                spend=_spend(own, costing),
                 flagged=sum(
                     item.role == "contestant" and author_identity(item.contestant) == name
                     for item in flagged
@@ -758,7 +775,10 @@ def _left_out(groups: Mapping[str, list[str]]) -> list[LeftOutCount]:
 
 
 def _cost(
-    attempts: Sequence[Attempt], contestants: Sequence[str], examiners: Sequence[str]
+    attempts: Sequence[Attempt],
+    contestants: Sequence[str],
+    examiners: Sequence[str],
+    costing: Costing,
 ) -> CostSection:
     groups: dict[tuple[Role, str], list[Attempt]] = {}
     for attempt in attempts:
@@ -768,12 +788,21 @@ def _cost(
         *(("examiner", name) for name in examiners),
     ]
     order = [*configured, *sorted(key for key in groups if key not in configured)]
+    prices = costing.prices
     return CostSection(
-        total=_spend(attempts),
+        total=_spend(attempts, costing),
         by_agent=[
-            AgentSpend(name=name, role=role, spend=_spend(groups.get((role, name), [])))
+            AgentSpend(name=name, role=role, spend=_spend(groups.get((role, name), []), costing))
             for role, name in order
         ],
+        budget_stops=[
+            BudgetStop(name=name, role=role, attempts=len(stopped), reason=stopped[-1].detail or "")
+            for role, name in order
+            if (stopped := [a for a in groups.get((role, name), []) if a.status == "budget"])
+        ],
+        prices_checked=prices.checked,
+        prices_sources=dict(prices.sources),
+        prices_overridden=sorted(prices.overridden),
     )
 
 

@@ -17,6 +17,7 @@ from bugbout_tui.report.model import (
     EXCLUSION_LABELS,
     PATHS_LISTED,
     RUNG_LABELS,
+    CostSection,
     PatchRow,
     PolicyPick,
     Rate,
@@ -407,17 +408,35 @@ def _cost(report: Report) -> str:
             total.cost_shown(),
         ]
     )
-    return "\n\n".join(
-        [
-            "## Cost and tokens",
-            "What the bout spent over every attempt: unscored tasks, repeated trials and "
-            "examiners included. Tokens and cost are summed as far as each agent reports "
-            "them; a count in brackets says how many attempts did.",
-            _table(
-                ["Agent", "Role", "Attempts", "Time", "Tokens in / out / cached", "Cost"], rows, 2
-            ),
+    parts = [
+        "## Cost and tokens",
+        "What the bout spent over every attempt: unscored tasks, repeated trials and "
+        "examiners included. Tokens are summed as far as each agent reports them; a cost "
+        "is the agent's own where it reports one, else its tokens at its model's list "
+        "price, and unknown without either; a count in brackets says how many attempts "
+        "have one. `plan`: an agent on a subscription plan, shown by its tokens alone.",
+        _table(["Agent", "Role", "Attempts", "Time", "Tokens in / out / cached", "Cost"], rows, 2),
+        _prices_note(cost),
+    ]
+    if cost.budget_stops:
+        stops = [
+            [item.name, item.role, str(item.attempts), item.reason] for item in cost.budget_stops
         ]
-    )
+        parts += [
+            "Attempts a budget stopped (not scored; a later run starts them once the budget "
+            "allows):",
+            _table(["Agent", "Role", "Attempts", "Budget"], stops, 2),
+        ]
+    return "\n\n".join(parts)
+
+
+def _prices_note(cost: CostSection) -> str:
+    checked = cost.prices_checked.isoformat() if cost.prices_checked else "an unknown date"
+    sources = ", ".join(cost.prices_sources.values())
+    note = f"List prices checked on {checked}" + (f" against {sources}" if sources else "")
+    if cost.prices_overridden:
+        note += "; set in bugbout.toml for " + ", ".join(cost.prices_overridden)
+    return note + "."
 
 
 def _trials(section: TrialsSection) -> str:

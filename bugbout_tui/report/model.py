@@ -8,6 +8,7 @@ generated from the field docstrings below, is published at `docs/report.schema.j
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -97,9 +98,14 @@ class Spend(_Part):
     """Wall-clock time of all the attempts together."""
     tokens: TokenUse = Field(default_factory=TokenUse)
     cost_usd: float | None = None
-    """Sum of the reported costs; None when no attempt reported one."""
+    """Sum of the known costs; None when no attempt's cost is known."""
     cost_reported: int = 0
-    """Attempts that reported a cost: `cost_usd` sums only these."""
+    """Attempts whose cost is known (reported by the agent, or its tokens at its model's
+    price): `cost_usd` sums only these."""
+    cost_priced: int = 0
+    """Of those, attempts whose cost is their tokens at their model's list price."""
+    plan: int = 0
+    """Attempts of agents on a subscription plan: tokens only, no price."""
 
     def tokens_shown(self) -> str:
         """`300 / 30 / 50` (in / out / cached), with how many attempts when not all said."""
@@ -112,10 +118,15 @@ class Spend(_Part):
         return parts + self._coverage(use.reported)
 
     def cost_shown(self) -> str:
-        """`$1.25`, with how many attempts when not all reported a cost."""
-        if self.cost_usd is None:
-            return "n/a"
-        return f"${self.cost_usd:,.2f}" + self._coverage(self.cost_reported)
+        """`$1.25`, with how many attempts when not all have a known cost; `plan` for
+        attempts on a subscription plan, which have no price."""
+        billed = self.attempts - self.plan
+        if self.plan and not billed:
+            return "plan"
+        shown = "n/a" if self.cost_usd is None else f"${self.cost_usd:,.2f}"
+        if self.cost_usd is not None and self.cost_reported != billed:
+            shown += f" ({self.cost_reported} of {billed})"
+        return shown + (" + plan" if self.plan else "")
 
     def _coverage(self, reported: int) -> str:
         return "" if reported == self.attempts else f" ({reported} of {self.attempts})"
@@ -369,12 +380,31 @@ class AgentSpend(_Part):
     spend: Spend
 
 
+class BudgetStop(_Part):
+    """An agent's attempts not started because a budget would have been passed."""
+
+    name: str
+    role: Role
+    attempts: int
+    reason: str
+    """The budget and what was spent of it, as the last such attempt recorded it."""
+
+
 class CostSection(_Part):
     """Everything the bout spent: every attempt, every task, trials and examiners."""
 
     total: Spend
     by_agent: list[AgentSpend]
     """Contestants, then examiners, in config order; then anyone else."""
+    budget_stops: list[BudgetStop] = Field(default_factory=list)
+    """Agents with attempts a budget stopped (status `budget`): not scored, run again by a
+    later run once the budget allows."""
+    prices_checked: date | None = None
+    """When the shipped price table was checked against its sources."""
+    prices_sources: dict[str, str] = Field(default_factory=dict)
+    """Vendor → the pricing page the shipped prices were checked on."""
+    prices_overridden: list[str] = Field(default_factory=list)
+    """Models whose price the project's bugbout.toml sets."""
 
 
 class PassAtK(_Part):

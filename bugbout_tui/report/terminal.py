@@ -331,7 +331,25 @@ def _cost(section: CostSection) -> list[RenderableType]:
         total.tokens_shown(),
         Text(total.cost_shown(), style="bold"),
     )
-    return [_heading("Cost and tokens · every attempt"), table]
+    checked = section.prices_checked.isoformat() if section.prices_checked else "an unknown date"
+    note = f"Costs the agent did not report are its tokens at list prices checked {checked}"
+    if section.prices_overridden:
+        note += "; bugbout.toml sets " + ", ".join(section.prices_overridden)
+    parts: list[RenderableType] = [
+        _heading("Cost and tokens · every attempt"),
+        table,
+        Text(note + ".", style="dim"),
+    ]
+    if section.budget_stops:
+        stops = _table(_name("Agent"), _name("Role", drop=2), _figure("Attempts"),
+                       _name("Budget", wrap=True))  # fmt: skip
+        for stop in section.budget_stops:
+            stops.add_row(Text(stop.name), stop.role, str(stop.attempts), Text(stop.reason))
+        parts += [
+            _heading("Stopped by a budget · not scored, run by a later run once it allows"),
+            stops,
+        ]
+    return parts
 
 
 def _trials(section: TrialsSection) -> list[RenderableType]:

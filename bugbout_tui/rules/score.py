@@ -27,9 +27,10 @@ _DETAIL_LIMIT = 600
 
 
 def is_scored(attempt: Attempt) -> bool:
-    """Whether an attempt gets a score: a contestant's, unless it was skipped, in which
-    case the agent was never given the task and a score would say nothing about it."""
-    return attempt.role == "contestant" and attempt.status != "skipped"
+    """Whether an attempt gets a score: a contestant's, unless it was skipped or stopped
+    by a budget, in which case the agent was never given the task and a score would say
+    nothing about it."""
+    return attempt.role == "contestant" and attempt.status not in ("skipped", "budget")
 
 
 def score_without_run(attempt: Attempt) -> Resolution | None:

@@ -21,12 +21,14 @@ from textual.theme import Theme
 from textual.widgets import HelpPanel
 from textual.worker import Worker
 
+from bugbout_tui.cli.estimate_view import estimate_lines
 from bugbout_tui.core.config import CONFIG_NAME
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.events import Stage
 from bugbout_tui.core.look import plural
 from bugbout_tui.core.preferences import Preferences, load_preferences, save_preferences
 from bugbout_tui.core.text import inert, inert_line
+from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import RETRYABLE
 from bugbout_tui.engine.state import BoutState
@@ -332,11 +334,23 @@ class BugboutApp(App[int]):
             question = confirmation(
                 "Start the bout?",
                 "bugbout carries on from what the store holds: agents run on every task "
-                "still to race, spending their plans' quota.",
+                "still to race, spending their plans' quota." + self._estimate_text(),
                 ("start", "Start"),
                 "Not now",
             )
         self._ask_then(question, "start", lambda: self.start_bout(retry_failed=retry_failed))
+
+    def _estimate_text(self) -> str:
+        """The race's estimate from the store, for the question before a start: it reads
+        records only, so it is quick; a store it cannot read leaves it out."""
+        project = self.project
+        if project is None:
+            return ""
+        try:
+            estimate = Bout(project).estimate()
+        except BugboutError:
+            return ""
+        return "\n\n" + "\n".join(estimate_lines(estimate))
 
     def _ask_then(self, question: Choice, yes: str, then: Callable[[], object]) -> None:
         """Ask `question`; on the answer `yes`, do `then`. The app's keys still reach it

@@ -17,7 +17,7 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Item
 
 from bugbout_tui.core.agent_facts import BUILTIN_FACTS
-from bugbout_tui.core.config import AgentView, EnvironmentsMode, Policy, Sandbox
+from bugbout_tui.core.config import AgentView, Billing, EnvironmentsMode, Policy, Sandbox
 from bugbout_tui.core.config_doc import AgentTable
 
 FieldKind = Literal["text", "int", "bool", "choice", "toml"]
@@ -26,6 +26,7 @@ SANDBOX_CHOICES: tuple[str, ...] = get_args(Sandbox)
 POLICY_CHOICES: tuple[str, ...] = get_args(Policy)
 VIEW_CHOICES: tuple[str, ...] = get_args(AgentView)
 ENVIRONMENTS_CHOICES: tuple[str, ...] = get_args(EnvironmentsMode)
+BILLING_CHOICES: tuple[str, ...] = get_args(Billing)
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,8 @@ SECTIONS: dict[str, tuple[FieldSpec, ...]] = {
                   "10485760"),
         FieldSpec("hide-touched-tests", "bool", "keep every test file the fix touched out "
                   "of the agents' checkouts", "false"),
+        FieldSpec("budget", "text", 'what the whole bout may spend: "$20", "2M tokens", '
+                  '"40 attempts"', "none"),
     ),
     "judge": (
         FieldSpec("policy", "choice", "how one patch is picked per bug", "majority",
@@ -99,6 +102,9 @@ AGENT_FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("quota", "text", "agents sharing a quota take turns", "the agent type"),
     FieldSpec("view", "choice", "what it may read: the machine or its own", "[run] agent-view",
               VIEW_CHOICES),
+    FieldSpec("billing", "choice", "paid per token (api) or by a subscription (plan)", "api",
+              BILLING_CHOICES),
+    FieldSpec("budget", "text", "what it may spend, all trials: $, tokens or attempts", "none"),
 )  # fmt: skip
 ASSIGNMENT = FieldSpec(
     "assignment", "choice", "reproduce the bug, or also specify the rule", "reproduce",
