@@ -377,6 +377,15 @@ class RunConfig(_Section):
     hide_touched_tests: bool = False
     """Keep every test file the fix touched out of the agents' checkouts, old content
     and all, rather than hand them the base's test files as they were."""
+    stop_when_decided: bool = False
+    """Start no new task once every pair of contestants is decided by the sequential
+    McNemar comparison (`rules.sequential`)."""
+    decided_at: Annotated[
+        float,
+        Field(gt=0, lt=1),
+        Explain(invalid="must be a level between 0 and 1, such as 0.05"),
+    ] = 0.05
+    """The chance, at most, that any pair `stop-when-decided` decides is decided wrongly."""
 
     def capacity(self, quota: str) -> int:
         """How many runs on `quota` may go at once; one unless raised."""

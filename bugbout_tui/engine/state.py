@@ -19,6 +19,7 @@ from bugbout_tui.core.events import (
     AttemptStarted,
     AttemptStatus,
     BaseEvent,
+    BoutDecided,
     BoutFinished,
     BoutStarted,
     ErrorRaised,
@@ -93,6 +94,8 @@ class BoutState:
     outcome: str | None = None
     message: str | None = None
     events: int = 0
+    decided: BoutDecided | None = None
+    """Under `stop-when-decided`, the decision that keeps new tasks from starting."""
     stored: set[str] = field(default_factory=set)
     """Attempts known only from the store's records: a run that resumes or retries
     races only what is missing, yet the bout is every attempt, stored or live."""
@@ -142,6 +145,16 @@ class BoutState:
                 lane = self._lane(event.quota)
                 lane.parked, lane.parked_at = event.message, event.at
                 lane.version += 1
+            case BoutDecided():
+                self.decided = event
+                for attempt in event.withdrawn:
+                    view = self.attempts.get(attempt)
+                    if view is None or view.phase != "queued":
+                        continue
+                    del self.attempts[attempt]
+                    lane = self._lane(view.quota)
+                    _discard(lane.queued, attempt)
+                    lane.version += 1
             case TestRunStarted():
                 self.test_runs_running[f"{event.task}/{event.label}"] = event.label
             case TestRunFinished():
@@ -166,6 +179,7 @@ class BoutState:
                 self.pid = event.pid
                 self.planned = list(event.stages)
                 self.outcome = None
+                self.decided = None
             case BoutFinished():
                 self.outcome = event.outcome
                 self.message = event.message

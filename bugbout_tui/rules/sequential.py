@@ -30,11 +30,15 @@ needs a more lopsided split to decide than one final test would (see `docs/repor
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from itertools import combinations
+
+from bugbout_tui.core.models import Resolution, ResolutionSet
+from bugbout_tui.rules.judge import author_identity
+from bugbout_tui.rules.score import unreliable_grader
 
 
 def mcnemar_p(b: int, c: int) -> Fraction:
@@ -227,3 +231,50 @@ def decide(
         pairs=tuple(pairs),
         looks=len(looks),
     )
+
+
+def first_trials(names: Sequence[str]) -> list[str]:
+    """The names of `names` that are a contestant's first trial (`codex`, not `codex#2`):
+    each agent is compared on one attempt per task, as in the report's Agents table."""
+    return [name for name in names if author_identity(name) == name]
+
+
+def task_outcomes(
+    contestants: Sequence[str], scores: Mapping[str, Resolution], control: Resolution | None
+) -> dict[str, bool | None]:
+    """One task's outcome per contestant, as the report counts it: resolved or not, and
+    no outcome for a quota, a score not made, or a task whose grader is unreliable."""
+    if unreliable_grader(control) is not None:
+        return dict.fromkeys(contestants)
+    found: dict[str, bool | None] = {}
+    for name in contestants:
+        score = scores.get(name)
+        found[name] = (
+            None if score is None or score.status == "quota" else score.status == "resolved"
+        )
+    return found
+
+
+def outcomes_so_far(
+    order: Sequence[str],
+    recorded: Collection[str],
+    contestants: Sequence[str],
+    resolutions: ResolutionSet,
+) -> list[dict[str, bool | None]]:
+    """The looks the comparison has had: the tasks of `order` (the race's), up to the
+    first one whose contestants' attempts are not all `recorded`, with their outcomes.
+
+    Looking in the race's order, never in the order attempts happened to end, makes the
+    decision a function of the stored records alone: a restart, or the report, finds
+    the same one.
+    """
+    found = []
+    for task in order:
+        if task not in recorded:
+            break
+        found.append(
+            task_outcomes(
+                contestants, resolutions.patches.get(task, {}), resolutions.controls.get(task)
+            )
+        )
+    return found

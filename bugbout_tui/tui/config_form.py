@@ -82,6 +82,10 @@ SECTIONS: dict[str, tuple[FieldSpec, ...]] = {
                   "10485760"),
         FieldSpec("hide-touched-tests", "bool", "keep every test file the fix touched out "
                   "of the agents' checkouts", "false"),
+        FieldSpec("stop-when-decided", "bool", "start no new task once every pair of "
+                  "contestants is decided", "false"),
+        FieldSpec("decided-at", "toml", "the chance, at most, of a wrongly decided pair",
+                  "0.05"),
     ),
     "judge": (
         FieldSpec("policy", "choice", "how one patch is picked per bug", "majority",
