@@ -61,6 +61,7 @@ def load_report(
         examiners=_entrants(examiners, [e.name for e in cfg.examiners], attempts, "examiner"),
         decisions=cfg.tasks,
         ledger=store.read(store.ledger_path, Ledger),
+        stop_level=cfg.run.decided_at if cfg.run.stop_when_decided else None,
     )
 
 

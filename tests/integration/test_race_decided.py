@@ -31,6 +31,8 @@ from bugbout_tui.core.events import AttemptQueued, BaseEvent, BoutDecided, Stage
 from bugbout_tui.core.models import ResolutionSet
 from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
+from bugbout_tui.engine.report import load_report
+from bugbout_tui.report import render_markdown
 
 pytestmark = pytest.mark.usefixtures("home")
 
@@ -104,6 +106,20 @@ def test_the_race_stops_starting_tasks_once_every_pair_is_decided(
     assert _scores(project) == {
         task: {"fixer": "resolved", "never": "wrong-fix"} for task in DECIDED
     }
+
+    # The report says where it stopped, which pair was decided, and what was not started.
+    report = load_report(Project.load(project))
+    stopping = report.stopping
+    assert stopping is not None
+    assert (stopping.decided_after, stopping.decided_tasks, stopping.tasks) == ("calc-3", 2, 4)
+    assert (stopping.level, stopping.nominal) == (0.5, 0.5)
+    ((pair),) = stopping.pairs
+    assert (pair.ahead, pair.behind, pair.ahead_only, pair.behind_only) == ("fixer", "never", 2, 0)
+    assert stopping.not_started_tasks == list(LEFT)
+    assert [(n.agent, n.attempts) for n in stopping.not_started] == [("fixer", 2), ("never", 2)]
+    assert report.picking.raced_tasks == 2
+    assert "## Stopping once decided" in render_markdown(report)
+    assert "The bout was decided after task `calc-3` (2 of 4)" in render_markdown(report)
 
 
 def test_a_restart_of_a_decided_bout_starts_nothing_and_scores_what_was_not(
