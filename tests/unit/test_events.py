@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bugbout_tui.cli.live import plain_line
 from bugbout_tui.core.events import (
     AttemptFinished,
     AttemptOutput,
@@ -19,7 +20,6 @@ from bugbout_tui.core.events import (
     StageStarted,
     parse_event,
 )
-from bugbout_tui.cli.live import plain_line
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.state import BoutState
 
