@@ -76,10 +76,12 @@ class Scoring(PytestRunner):
 
     stage_dir = "score"
 
-    def __init__(self, context: StageContext, *, announce: bool = True) -> None:
+    def __init__(
+        self, context: StageContext, *, parallel: int | None = None, announce: bool = True
+    ) -> None:
         """`announce` off keeps its progress off the score stage's: scoring a task
         during the race (`[run] stop-when-decided`) is the race's work."""
-        super().__init__(context)
+        super().__init__(context, parallel=parallel)
         self.announce = announce
 
     @property
