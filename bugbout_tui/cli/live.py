@@ -23,6 +23,7 @@ from bugbout_tui.core.events import (
     AttemptFinished,
     AttemptStarted,
     BaseEvent,
+    BoutDecided,
     ErrorRaised,
     QuotaParked,
     RaceEstimated,
@@ -104,6 +105,8 @@ def _plain_line(event: BaseEvent, state: BoutState) -> str | None:
             return f"[race] lane {event.quota} parked: {event.message}"
         case RaceEstimated():
             return f"[race] estimate: {estimate_summary(event.estimate)}"
+        case BoutDecided():
+            return f"[race] {decided_line(event)}"
         case TestRunFinished():
             outcome = event.error or f"{event.passed} passed, {event.failed} failed"
             if event.error is None and event.uncollected:
@@ -112,6 +115,17 @@ def _plain_line(event: BaseEvent, state: BoutState) -> str | None:
         case ErrorRaised():
             return f"error: {event.message}"
     return None
+
+
+def decided_line(event: BoutDecided) -> str:
+    """What `stop-when-decided` decided, in one line: where, each pair, and what is not
+    started because of it."""
+    pairs = "; ".join(event.pairs)
+    withdrawn = look.plural(len(event.withdrawn), "queued attempt")
+    return (
+        f"decided after task {event.after} ({event.tasks_done} of {event.tasks}) at "
+        f"level {event.level:g}: {pairs}; no new task starts ({withdrawn} withdrawn)"
+    )
 
 
 def render_state(state: BoutState, elapsed: float) -> RenderableType:
@@ -138,6 +152,8 @@ def render_state(state: BoutState, elapsed: float) -> RenderableType:
         )
     if state.lanes:
         parts.append(_lanes(state))
+    if state.decided is not None:
+        parts.append(Text(inert_line(decided_line(state.decided)), style="green"))
     for message in state.errors[-3:]:
         parts.append(Text(f"error: {inert_line(message)}", style="red"))
     return Group(*parts)

@@ -402,6 +402,15 @@ class RunConfig(_Section):
     budget: Annotated[str | None, Explain(invalid=_BUDGET_INVALID)] = None
     """What the whole bout may spend, every contestant and examiner together: an amount
     in dollars, tokens or attempts (`"$20"`, `"2M tokens"`, `"40 attempts"`)."""
+    stop_when_decided: bool = False
+    """Start no new task once every pair of contestants is decided by the sequential
+    McNemar comparison (`rules.sequential`)."""
+    decided_at: Annotated[
+        float,
+        Field(gt=0, lt=1),
+        Explain(invalid="must be a level between 0 and 1, such as 0.05"),
+    ] = 0.05
+    """The chance, at most, that any pair `stop-when-decided` decides is decided wrongly."""
 
     _check_budget = field_validator("budget")(_budget_text)
 

@@ -116,6 +116,25 @@ class RaceEstimated(BaseEvent):
     estimate: Estimate
 
 
+class BoutDecided(BaseEvent):
+    """`[run] stop-when-decided`: every pair of contestants is decided, so no new task
+    starts; the attempts of tasks already under way still run."""
+
+    type: Literal["bout-decided"] = "bout-decided"
+    after: str
+    """The task whose score decided the last pair."""
+    tasks_done: int
+    """How many tasks, in the race's order, the decision rests on."""
+    tasks: int
+    """How many the bout has."""
+    level: float
+    """The family-wise level: the chance, at most, that any decided pair is wrong."""
+    pairs: list[str] = Field(default_factory=list)
+    """Each pair as decided, e.g. `fixer ahead of never, 7 to 0, p = 0.0156`."""
+    withdrawn: list[str] = Field(default_factory=list)
+    """The queued attempts (`<task>/<contestant>`) that will not start."""
+
+
 class TestRunStarted(BaseEvent):
     type: Literal["test-run-started"] = "test-run-started"
     task: str
@@ -154,6 +173,7 @@ Event = Annotated[
     | AttemptFinished
     | QuotaParked
     | RaceEstimated
+    | BoutDecided
     | TestRunStarted
     | TestRunFinished
     | ErrorRaised,

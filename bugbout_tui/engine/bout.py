@@ -28,6 +28,7 @@ from bugbout_tui.core.events import (
 from bugbout_tui.core.models import Attempt, Matrix, OracleSet, ResolutionSet, Task, TaskSet
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.context import StageContext
+from bugbout_tui.engine.decided import DecisionWatch
 from bugbout_tui.engine.environments import Environments
 from bugbout_tui.engine.estimate import estimate_race
 from bugbout_tui.engine.examine import CrossExamination
@@ -43,6 +44,7 @@ from bugbout_tui.infra.sandbox import Sandbox, select_sandbox
 from bugbout_tui.report import Report
 from bugbout_tui.rules.cost import costing_for
 from bugbout_tui.rules.judge import VerdictSet
+from bugbout_tui.rules.sequential import first_trials
 
 _DONE = "done"
 """The summary of a stage that has nothing to count."""
@@ -154,13 +156,26 @@ class Bout:
         self.oracles = await truth.run(self.raceable_tasks())
 
     async def _race(self) -> None:
-        race = self._running_race = Race(await self.context(), self.entrants())
+        context = await self.context()
+        race = self._running_race = Race(
+            context, self.entrants(), watch=self._decision_watch(context)
+        )
         tasks = self.scored_tasks()
         self.bus.emit(RaceEstimated(estimate=self._estimate(tasks, race.pending(tasks))))
         try:
             self.attempts = await race.run(tasks)
         finally:
             self._running_race = None
+
+    def _decision_watch(self, context: StageContext) -> DecisionWatch | None:
+        """What `[run] stop-when-decided` needs in the race: nothing without it, or with
+        fewer than two contestants to compare."""
+        run = self.project.config.run
+        names = first_trials([e.agent.name for e in self.entrants() if e.role == "contestant"])
+        if not run.stop_when_decided or len(names) < 2:
+            return None
+        assert self.oracles is not None
+        return DecisionWatch(context, self.scored_tasks(), self.oracles, names, run.decided_at)
 
     async def _examine(self) -> None:
         context = await self.context()

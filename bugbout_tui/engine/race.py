@@ -37,6 +37,7 @@ from bugbout_tui.core.events import (
     AttemptQueued,
     AttemptStarted,
     AttemptStatus,
+    BoutDecided,
     ErrorRaised,
     QuotaParked,
 )
@@ -46,6 +47,7 @@ from bugbout_tui.core.paths import bugbout_home, known_homes
 from bugbout_tui.core.store import Store
 from bugbout_tui.engine.budget import BudgetKeeper, Spender
 from bugbout_tui.engine.context import StageContext, StageRunner
+from bugbout_tui.engine.decided import DecisionWatch
 from bugbout_tui.engine.scheduler import Job, QuotaParkedError, run_in_lanes
 from bugbout_tui.engine.testing import import_paths, tests_dir_at
 from bugbout_tui.infra.env import Environment
@@ -225,9 +227,24 @@ class _Launch:
 class Race(StageRunner):
     """Runs the attempts a bout still needs and returns every stored attempt per task."""
 
-    def __init__(self, context: StageContext, entrants: Sequence[Entrant]) -> None:
+    def __init__(
+        self,
+        context: StageContext,
+        entrants: Sequence[Entrant],
+        *,
+        watch: DecisionWatch | None = None,
+    ) -> None:
+        """`watch`, under `[run] stop-when-decided`, scores each task as its contestants'
+        attempts are all recorded and says when no new task need start."""
         super().__init__(context)
         self.entrants = list(entrants)
+        self.watch = watch
+        self._begun: set[str] = set()
+        """Tasks an attempt has started on (in this run or one before): once the bout is
+        decided, these still run to their end, and no other starts."""
+        self._queued: dict[str, str] = {}
+        """This run's attempts, by id, to their task's."""
+        self._announced = False
         self.scratch = bugbout_home() / "attempts" / repo_key(self.repo)
         project_paths = _unique(
             [self.project.store.root, self.project.dir.resolve(), *repository_paths(self.repo)]
@@ -263,6 +280,8 @@ class Race(StageRunner):
 
     async def run(self, tasks: Sequence[Task]) -> dict[str, list[Attempt]]:
         needed = self.pending(tasks)
+        withheld = await self._decide_before(tasks, needed)
+        needed = [(task, entrant) for task, entrant in needed if task.id not in withheld]
         check_programs(list({id(e): e for _, e in needed}.values()))
         jobs: list[Job] = []
         waiting: dict[int, tuple[Task, Entrant, str]] = {}
@@ -278,6 +297,7 @@ class Race(StageRunner):
                 )
             )
             self._stops[attempt_id] = asyncio.Event()
+            self._queued[attempt_id] = task.id
             job = Job(entrant.agent.quota, self._job(task, entrant, attempt_id))
             waiting[id(job)] = (task, entrant, attempt_id)
             jobs.append(job)
@@ -289,8 +309,11 @@ class Race(StageRunner):
             ),
         )
         for job in not_started:
+            task, entrant, attempt_id = waiting[id(job)]
+            if not self._still_to_start(task):
+                continue
             detail = f"not started: the {job.quota} quota ran out earlier in this run"
-            self._record(_InProgress(*waiting[id(job)]), "quota", detail)
+            self._record(_InProgress(task, entrant, attempt_id), "quota", detail)
         return {
             task.id: [a for e in self.entrants if (a := self._stored(task, e)) is not None]
             for task in tasks
@@ -303,16 +326,23 @@ class Race(StageRunner):
     def _job(self, task: Task, entrant: Entrant, attempt_id: str) -> Callable[[], Awaitable[None]]:
         async def run() -> None:
             attempt = await self._attempt(task, entrant, attempt_id)
+            if attempt is None:
+                return
+            await self._task_recorded(task, entrant)
             if attempt.status == "quota":
                 raise QuotaParkedError(attempt.detail or "usage limit reached")
 
         return run
 
-    async def _attempt(self, task: Task, entrant: Entrant, attempt_id: str) -> Attempt:
-        """Run one attempt and record how it ended, whichever way that was."""
+    async def _attempt(self, task: Task, entrant: Entrant, attempt_id: str) -> Attempt | None:
+        """Run one attempt and record how it ended, whichever way that was; None when it
+        is not to start at all (nothing ran, so nothing is recorded)."""
         if self._stops[attempt_id].is_set():
             run = _InProgress(task, entrant, attempt_id)
             return self._record(run, "crashed", f"{CANCELLED} before it started")
+        if not self._still_to_start(task):
+            self._stops.pop(attempt_id, None)
+            return None
         over_budget = self._over_budget(entrant, attempt_id)
         if over_budget is not None:
             return self._record(_InProgress(task, entrant, attempt_id), "budget", over_budget)
@@ -363,6 +393,88 @@ class Race(StageRunner):
         """Why the attempt may not start (a budget it would pass), or None when it may;
         a lane asks at the moment it would start it, so attempts under way count."""
         return self._budget.admit(attempt_id, entrant.agent.name)
+
+    def _still_to_start(self, task: Task) -> bool:
+        """Whether an attempt on `task` may start: not once the bout is decided, unless
+        the task is already under way (its attempts all run, so every raced task has
+        each contestant's). Deciding starts the task."""
+        if self.watch is not None and self.watch.decided and task.id not in self._begun:
+            return False
+        self._begun.add(task.id)
+        return True
+
+    async def _decide_before(
+        self, tasks: Sequence[Task], needed: Sequence[tuple[Task, Entrant]]
+    ) -> set[str]:
+        """Under `stop-when-decided`, the decision the stored records already make (a
+        restart of a decided bout starts no new task either), and the tasks it keeps
+        from starting."""
+        if self.watch is None:
+            return set()
+        recorded = {t.id: found for t in tasks if (found := self._contestants_of(t)) is not None}
+        self._begun = {t.id for t in tasks if any(self._stored(t, e) for e in self.entrants)}
+        await self.watch.catch_up(recorded)
+        if not self.watch.decided:
+            return set()
+        withheld = {task.id for task, _ in needed if task.id not in self._begun}
+        withdrawn = [attempt_name(t.id, e.agent.name) for t, e in needed if t.id in withheld]
+        self._announce(withdrawn)
+        return withheld
+
+    async def _task_recorded(self, task: Task, entrant: Entrant) -> None:
+        """An attempt of `task` is recorded: once every contestant's is, the task is
+        scored and every pair tested again; the first time all are decided, say so."""
+        watch = self.watch
+        if watch is None or entrant.agent.name not in watch.contestants:
+            return
+        attempts = self._contestants_of(task)
+        if attempts is None:
+            return
+        await watch.task_recorded(task, attempts)
+        if watch.decided:
+            withdrawn = [
+                attempt_id
+                for attempt_id, task_id in self._queued.items()
+                if task_id not in self._begun and attempt_id in self._stops
+            ]
+            self._announce(withdrawn)
+
+    def _contestants_of(self, task: Task) -> list[Attempt] | None:
+        """The compared contestants' stored attempts on `task`; None while one is missing."""
+        assert self.watch is not None
+        store = self.project.store
+        found = []
+        for name in self.watch.contestants:
+            attempt = store.read(attempt_path(store.attempts_dir, task.id, name), Attempt)
+            if attempt is None:
+                return None
+            found.append(attempt)
+        return found
+
+    def _announce(self, withdrawn: list[str]) -> None:
+        """Say, once, that the bout is decided, and which queued attempts will not start."""
+        watch = self.watch
+        if self._announced or watch is None or watch.decision is None:
+            return
+        decision = watch.decision
+        after = decision.decided_after
+        if after is None:
+            return
+        self._announced = True
+        self.bus.emit(
+            BoutDecided(
+                after=watch.tasks[after - 1].id,
+                tasks_done=after,
+                tasks=decision.horizon,
+                level=float(decision.level),
+                pairs=[
+                    f"{p.first} ahead of {p.second}: {p.wins} to {p.losses}, "
+                    f"p = {float(p.p_value):.3g}"
+                    for p in decision.pairs
+                ],
+                withdrawn=withdrawn,
+            )
+        )
 
     def _begin(self, task: Task, entrant: Entrant, attempt_id: str) -> _InProgress:
         """The attempt's own folder, made afresh (its agent's logs and home), and its

@@ -63,6 +63,7 @@ def load_report(
         decisions=cfg.tasks,
         ledger=store.read(store.ledger_path, Ledger),
         costing=costing_for(cfg),
+        stop_level=cfg.run.decided_at if cfg.run.stop_when_decided else None,
     )
 
 

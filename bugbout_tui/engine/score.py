@@ -40,6 +40,7 @@ from bugbout_tui.core.models import (
     attempt_name,
 )
 from bugbout_tui.core.patch import Patch
+from bugbout_tui.engine.context import StageContext
 from bugbout_tui.engine.testing import PytestRunner, put_fix_tests, tests_dir_at
 from bugbout_tui.infra.apply import apply_patch
 from bugbout_tui.infra.env import Environment
@@ -74,6 +75,14 @@ class Scoring(PytestRunner):
     """Scores and stores every contestant's patch on every scored task."""
 
     stage_dir = "score"
+
+    def __init__(
+        self, context: StageContext, *, parallel: int | None = None, announce: bool = True
+    ) -> None:
+        """`announce` off keeps its progress off the score stage's: scoring a task
+        during the race (`[run] stop-when-decided`) is the race's work."""
+        super().__init__(context, parallel=parallel)
+        self.announce = announce
 
     @property
     def path(self) -> Path:
@@ -162,7 +171,13 @@ class Scoring(PytestRunner):
                 store.write(self.path, scores)  # made under other conditions, and no answer now
 
         try:
-            await self.side_by_side("score", to_run, settle, label=_patch_label, total=len(to_run))
+            await self.side_by_side(
+                "score" if self.announce else None,
+                to_run,
+                settle,
+                label=_patch_label,
+                total=len(to_run),
+            )
         finally:
             ledger = self.save_ledger()
         if self._quarantine(scores, [task.id for task in tasks], ledger):

@@ -20,6 +20,7 @@ from bugbout_tui.core.events import (
     AttemptStarted,
     AttemptStatus,
     BaseEvent,
+    BoutDecided,
     BoutFinished,
     BoutStarted,
     ErrorRaised,
@@ -97,6 +98,8 @@ class BoutState:
     events: int = 0
     estimate: Estimate | None = None
     """What the race of this run was expected to start and spend, said before it began."""
+    decided: BoutDecided | None = None
+    """Under `stop-when-decided`, the decision that keeps new tasks from starting."""
     stored: set[str] = field(default_factory=set)
     """Attempts known only from the store's records: a run that resumes or retries
     races only what is missing, yet the bout is every attempt, stored or live."""
@@ -148,6 +151,16 @@ class BoutState:
                 lane.version += 1
             case RaceEstimated():
                 self.estimate = event.estimate
+            case BoutDecided():
+                self.decided = event
+                for attempt in event.withdrawn:
+                    view = self.attempts.get(attempt)
+                    if view is None or view.phase != "queued":
+                        continue
+                    del self.attempts[attempt]
+                    lane = self._lane(view.quota)
+                    _discard(lane.queued, attempt)
+                    lane.version += 1
             case TestRunStarted():
                 self.test_runs_running[f"{event.task}/{event.label}"] = event.label
             case TestRunFinished():
@@ -173,6 +186,7 @@ class BoutState:
                 self.estimate = None
                 self.planned = list(event.stages)
                 self.outcome = None
+                self.decided = None
             case BoutFinished():
                 self.outcome = event.outcome
                 self.message = event.message

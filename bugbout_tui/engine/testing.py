@@ -208,7 +208,7 @@ class PytestRunner(StageRunner):
 
     async def side_by_side(
         self,
-        stage: Stage,
+        stage: Stage | None,
         items: Sequence[T],
         work: Callable[[T], Awaitable[None]],
         *,
@@ -218,7 +218,8 @@ class PytestRunner(StageRunner):
     ) -> None:
         """`work` on every item, `parallel` at a time; each item's end is the stage's
         progress on the bus, counted on from `done` (the items it need not run) to
-        `total`, with the item's `label`."""
+        `total`, with the item's `label`; no progress is said for no `stage` (work done
+        on behalf of another stage, whose progress it is not)."""
         gate = asyncio.Semaphore(self.parallel)
 
         async def one(item: T) -> None:
@@ -226,7 +227,10 @@ class PytestRunner(StageRunner):
             async with gate:
                 await work(item)
             done += 1
-            self.bus.emit(StageProgress(stage=stage, done=done, total=total, detail=label(item)))
+            if stage is not None:
+                self.bus.emit(
+                    StageProgress(stage=stage, done=done, total=total, detail=label(item))
+                )
 
         async with asyncio.TaskGroup() as group:
             for item in items:

@@ -54,6 +54,7 @@ from bugbout_tui.report.model import (
     BudgetStop,
     Comparison,
     CostSection,
+    DecidedPair,
     EvidenceSection,
     ExclusionCount,
     FlaggedAttempt,
@@ -61,6 +62,7 @@ from bugbout_tui.report.model import (
     GateSection,
     LeftOutCount,
     NotScoredCount,
+    NotStarted,
     OversizedAttempt,
     PassAtK,
     PatchRow,
@@ -74,6 +76,7 @@ from bugbout_tui.report.model import (
     Role,
     RungCount,
     Spend,
+    StoppingSection,
     TaskRow,
     TokenUse,
     TreeEvidence,
@@ -91,6 +94,7 @@ from bugbout_tui.rules.flakes import (
 )
 from bugbout_tui.rules.judge import POLICIES, Verdict, author_identity
 from bugbout_tui.rules.score import UNRELIABLE, unreliable_grader
+from bugbout_tui.rules.sequential import decide, first_trials, outcomes_so_far
 
 __all__ = ["NO_VERDICT", "build_report"]
 
@@ -106,6 +110,7 @@ NOT_STARTED = "no contestant could be started"
 QUOTA_ONLY = "every contestant's attempt hit a usage limit"
 BUDGET_ONLY = "every contestant's budget was reached before it"
 NOT_RUN = "no contestant has run on it yet"
+DECIDED_BEFORE = "the bout was decided before it (stop-when-decided)"
 
 RIGHT: frozenset[PatchStatus] = frozenset({"resolved"})
 WRONG: frozenset[PatchStatus] = frozenset({"fixed-but-broke", "wrong-fix"})
@@ -133,6 +138,7 @@ def build_report(
     decisions: TasksConfig | None = None,
     ledger: Ledger | None = None,
     costing: Costing | None = None,
+    stop_level: float | None = None,
 ) -> Report:
     """The report on a bout, computed from its stored records alone.
 
@@ -143,14 +149,37 @@ def build_report(
     there counts nowhere, whatever its records say. `ledger` is the flake ledger: a
     test it quarantined counts in no oracle, score or matrix cell, and is listed.
     `costing` prices attempts whose agent reported tokens but no cost, and knows which
-    agents are on a plan; without it only reported costs count.
+    agents are on a plan; without it only reported costs count. `stop_level` is
+    `[run] decided-at` when `stop-when-decided` is on: the sequential comparison is
+    recomputed from the records, as the race made it.
     """
     decisions = decisions or TasksConfig()
     costing = costing or Costing(shipped_prices())
+    race_order = [
+        task.id
+        for task in taskset.tasks
+        if decisions.is_raceable(task.id)
+        and (oracle := oracles.oracles.get(task.id)) is not None
+        and oracle.scored
+    ]
     oracles, resolutions, matrices = _quarantine(ledger, oracles, resolutions, matrices)
     by_task: dict[str, list[Attempt]] = {}
     for attempt in attempts:
         by_task.setdefault(attempt.task, []).append(attempt)
+    stopping = (
+        None
+        if stop_level is None
+        else _stopping(
+            stop_level,
+            race_order,
+            by_task,
+            resolutions,
+            attempts,
+            [*contestants, *examiners],
+            len(contestants),
+        )
+    )
+    decided_before = frozenset(stopping.not_started_tasks if stopping is not None else ())
     statuses = _statuses(resolutions, attempts)
     controls = resolutions.controls
     standings = {
@@ -161,6 +190,7 @@ def build_report(
             by_task.get(task.id, []),
             statuses.get(task.id, {}),
             controls.get(task.id),
+            decided_before,
         )
         for task in taskset.tasks
     }
@@ -190,6 +220,7 @@ def build_report(
         funnel=_funnel(taskset, standings, controls, oracles),
         cost=_cost(attempts, contestants, examiners, costing),
         trials=_trials(raced, statuses, contestants),
+        stopping=stopping,
         quarantined=_quarantined(ledger),
         tasks=[
             _task_row(
@@ -281,6 +312,7 @@ def _standing(
     attempts: Sequence[Attempt],
     statuses: Mapping[str, PatchStatus],
     control: Resolution | None,
+    decided_before: frozenset[str] = frozenset(),
 ) -> Standing:
     """Whether a task counts, and if not why: a person's decision first, as on the Tasks
     screen, then the ground truth, then its gold control, then whether any contestant
@@ -296,7 +328,10 @@ def _standing(
     unreliable = unreliable_grader(control)
     if unreliable is not None:
         return None, unreliable
-    return None, _not_raced(task, attempts, statuses)
+    reason = _not_raced(task, attempts, statuses)
+    if reason == NOT_RUN and task.id in decided_before:
+        return None, DECIDED_BEFORE
+    return None, reason
 
 
 def _not_raced(
@@ -804,6 +839,78 @@ def _cost(
         prices_sources=dict(prices.sources),
         prices_overridden=sorted(prices.overridden),
     )
+
+
+def _stopping(
+    level: float,
+    order: Sequence[str],
+    by_task: Mapping[str, Sequence[Attempt]],
+    resolutions: ResolutionSet,
+    attempts: Sequence[Attempt],
+    agents: Sequence[str],
+    compared: int,
+) -> StoppingSection | None:
+    """The sequential comparison of the first `compared` of `agents` (the contestants)
+    over the race's `order`, as the stored records make it, and what a decided bout did
+    not start; None with fewer than two contestants."""
+    contestants = first_trials(agents[:compared])
+    if len(contestants) < 2:
+        return None
+    recorded = {
+        task
+        for task in order
+        if all(
+            any(a.contestant == name and a.role == "contestant" for a in by_task.get(task, ()))
+            for name in contestants
+        )
+    }
+    looks = outcomes_so_far(order, recorded, contestants, resolutions)
+    decision = decide(contestants, looks, level=Fraction(str(level)), horizon=len(order))
+    after = decision.decided_after
+    untouched = [task for task in order if not by_task.get(task)] if after is not None else []
+    return StoppingSection(
+        level=level,
+        pair_level=float(decision.share),
+        nominal=float(decision.nominal),
+        tasks=len(order),
+        looked_at=decision.looks,
+        decided_after=order[after - 1] if after is not None else None,
+        decided_tasks=after,
+        pairs=[
+            DecidedPair(
+                ahead=pair.first,
+                behind=pair.second,
+                ahead_only=pair.wins,
+                behind_only=pair.losses,
+                p_value=float(pair.p_value),
+                after_task=order[pair.look - 1] if pair.look is not None else None,
+                after_tasks=pair.look,
+            )
+            for pair in decision.pairs
+        ],
+        not_started_tasks=untouched,
+        not_started=_not_started(len(untouched), attempts, agents) if untouched else [],
+    )
+
+
+def _not_started(
+    tasks: int, attempts: Sequence[Attempt], agents: Sequence[str]
+) -> list[NotStarted]:
+    """Per agent, the attempts `tasks` untouched tasks would have taken (one per task
+    and trial), with tokens estimated from its stored attempts' mean."""
+    found = []
+    for agent in agents:
+        own = [a for a in attempts if author_identity(a.contestant) == agent]
+        entrants = len({a.contestant for a in own}) or 1
+        reported = [
+            (a.tokens.input or 0) + (a.tokens.output or 0)
+            for a in own
+            if a.tokens.input is not None or a.tokens.output is not None
+        ]
+        count = tasks * entrants
+        tokens = round(sum(reported) / len(reported) * count) if reported else None
+        found.append(NotStarted(agent=agent, attempts=count, tokens=tokens))
+    return found
 
 
 def _trial_number(name: str) -> int:

@@ -22,6 +22,7 @@ from bugbout_tui.report.model import (
     PolicyPick,
     Rate,
     Report,
+    StoppingSection,
     TaskRow,
     TrialsSection,
     format_p,
@@ -68,6 +69,7 @@ def render_markdown(report: Report) -> str:
         *([_quarantined(report)] if report.quarantined else []),
         _cost(report),
         *([_trials(report.trials)] if report.trials is not None else []),
+        *([_stopping(report.stopping)] if report.stopping is not None else []),
         _tasks(report),
         DEFINITIONS,
     ]
@@ -465,6 +467,59 @@ def _trials(section: TrialsSection) -> str:
             _table(header, body),
         ]
     )
+
+
+def _stopping(section: StoppingSection) -> str:
+    intro = (
+        "`stop-when-decided` is on: after each task every pair of contestants was tested "
+        "again with the exact McNemar test, at one level for every look (Pocock's, "
+        f"{format_p(section.nominal)} for {look.plural(section.tasks, 'task')}) chosen so "
+        f"that the chance any decided pair is wrong is at most {section.level:g} "
+        f"({section.pair_level:.3g} per pair)."
+    )
+    if section.nominal == 0:
+        intro += " With this few tasks no pair can be decided at this level."
+    if section.decided_after is not None:
+        stopped = (
+            f"The bout was decided after task {markdown_code(section.decided_after)} "
+            f"({section.decided_tasks} of {section.tasks}); no new task was started after it."
+        )
+    else:
+        stopped = (
+            f"Not decided after {section.looked_at} of {section.tasks} tasks: every task is raced."
+        )
+    rows = [
+        [
+            pair.ahead,
+            pair.behind,
+            f"{pair.ahead_only} to {pair.behind_only}",
+            format_p(pair.p_value),
+            "not yet" if pair.after_task is None else f"{pair.after_task} ({pair.after_tasks})",
+        ]
+        for pair in section.pairs
+    ]
+    parts = [
+        "## Stopping once decided",
+        intro,
+        stopped,
+        _table(["Ahead", "Behind", "Tasks only each resolved", "p", "Decided after"], rows, 2),
+    ]
+    if section.not_started:
+        tasks = look.plural(len(section.not_started_tasks), "task")
+        saved = [
+            [
+                entry.agent,
+                str(entry.attempts),
+                "n/a" if entry.tokens is None else f"{entry.tokens:,}",
+            ]
+            for entry in section.not_started
+        ]
+        parts.append(
+            f"Not started, {tasks}: the quota saved (tokens estimated from each "
+            "agent's mean over its stored attempts)."
+        )
+        parts.append(_table(["Agent", "Attempts", "Tokens (est.)"], saved))
+    return "\n\n".join(parts)
 
 
 def _percent(value: float | None) -> str:

@@ -437,6 +437,60 @@ class TrialsSection(_Part):
     rows: list[TrialRow]
 
 
+class DecidedPair(_Part):
+    """Two contestants compared task by task under `[run] stop-when-decided`."""
+
+    ahead: str
+    """The one right on more of the tasks only one of them resolved: the better one,
+    once decided."""
+    behind: str
+    ahead_only: int
+    """Tasks only `ahead` resolved, up to the look that decided the pair (or so far)."""
+    behind_only: int
+    p_value: float
+    """The exact McNemar p-value of those two counts."""
+    after_task: str | None = None
+    """The task after whose score the pair was decided; None while it is not."""
+    after_tasks: int | None = None
+    """How many tasks, in the race's order, that decision rests on."""
+
+
+class NotStarted(_Part):
+    """The attempts of one agent that a decided bout did not start."""
+
+    agent: str
+    attempts: int
+    tokens: int | None = None
+    """Estimated: the mean tokens (in and out) of its stored attempts that reported
+    them, times `attempts`; None when none did."""
+
+
+class StoppingSection(_Part):
+    """`[run] stop-when-decided`: every pair of contestants tested after each task with
+    an exact McNemar test at a constant level corrected for looking repeatedly, and the
+    race stopped starting tasks once every pair was decided."""
+
+    level: float
+    """The family-wise level: the chance, at most, that any decided pair is wrong."""
+    pair_level: float
+    """Each pair's share of it (the level over the number of pairs)."""
+    nominal: float
+    """The p-value at or below which a look decides a pair (Pocock's constant level for
+    `tasks` looks); 0 when so few tasks can decide nothing."""
+    tasks: int
+    """The tasks of the bout, in the race's order: the most looks there can be."""
+    looked_at: int
+    """The tasks, in that order, whose contestants' attempts are all recorded."""
+    decided_after: str | None = None
+    """The task after whose score every pair was decided; None while one is not."""
+    decided_tasks: int | None = None
+    pairs: list[DecidedPair]
+    not_started_tasks: list[str] = Field(default_factory=list)
+    """Tasks of the bout no attempt was started on because it was decided."""
+    not_started: list[NotStarted] = Field(default_factory=list)
+    """The attempts those tasks would have cost, per agent."""
+
+
 class PolicyPick(_Part):
     """One task under one policy."""
 
@@ -527,6 +581,8 @@ class Report(Record):
     cost: CostSection
     trials: TrialsSection | None = None
     """Present only when some contestant ran more than one trial of a task."""
+    stopping: StoppingSection | None = None
+    """Present only under `[run] stop-when-decided` with two contestants or more."""
     tasks: list[TaskRow]
     """Every kept task, counted or not, in mining order."""
     quarantined: list[QuarantinedTest] = Field(default_factory=list)

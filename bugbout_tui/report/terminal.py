@@ -30,6 +30,7 @@ from bugbout_tui.report.model import (
     PolicyPick,
     Rate,
     Report,
+    StoppingSection,
     TaskRow,
     TrialsSection,
     format_p,
@@ -56,6 +57,7 @@ def render_terminal(report: Report) -> RenderableType:
         *(_quarantined(report) if report.quarantined else []),
         *_cost(report.cost),
         *(_trials(report.trials) if report.trials is not None else []),
+        *(_stopping(report.stopping) if report.stopping is not None else []),
         *_tasks(report),
     ]
     return Group(*parts)
@@ -369,6 +371,44 @@ def _trials(section: TrialsSection) -> list[RenderableType]:
             f"{_share(row.consistency)} of {row.consistency_tasks}",
         )
     return [_heading("Repeated trials"), table]
+
+
+def _stopping(section: StoppingSection) -> list[RenderableType]:
+    if section.decided_after is not None:
+        said = (
+            f"decided after task {section.decided_after} ({section.decided_tasks} of "
+            f"{section.tasks}); no new task started after it"
+        )
+    else:
+        said = f"not decided after {section.looked_at} of {section.tasks} tasks"
+    level = (
+        f"level {section.level:g} for all pairs ({section.pair_level:.3g} each); each look "
+        f"decides at p ≤ {format_p(section.nominal)}, corrected for looking after every task"
+    )
+    table = _table(
+        _name("Ahead"), _name("Behind"), _figure("Only each"), _figure("p"), _name("Decided after")
+    )
+    for pair in section.pairs:
+        table.add_row(
+            Text(pair.ahead),
+            Text(pair.behind),
+            f"{pair.ahead_only} to {pair.behind_only}",
+            format_p(pair.p_value),
+            Text("not yet" if pair.after_task is None else pair.after_task),
+        )
+    parts: list[RenderableType] = [
+        _heading("Stopping once decided"),
+        Text(said, style="bold"),
+        Text(level, style="dim"),
+        table,
+    ]
+    if section.not_started:
+        saved = _table(_name("Not started"), _figure("Attempts"), _figure("Tokens (est.)"))
+        for entry in section.not_started:
+            tokens = "n/a" if entry.tokens is None else f"{entry.tokens:,}"
+            saved.add_row(Text(entry.agent), str(entry.attempts), tokens)
+        parts.append(saved)
+    return parts
 
 
 def _share(value: float | None) -> str:

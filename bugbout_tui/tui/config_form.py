@@ -85,6 +85,10 @@ SECTIONS: dict[str, tuple[FieldSpec, ...]] = {
                   "of the agents' checkouts", "false"),
         FieldSpec("budget", "text", 'what the whole bout may spend: "$20", "2M tokens", '
                   '"40 attempts"', "none"),
+        FieldSpec("stop-when-decided", "bool", "start no new task once every pair of "
+                  "contestants is decided", "false"),
+        FieldSpec("decided-at", "toml", "the chance, at most, of a wrongly decided pair",
+                  "0.05"),
     ),
     "judge": (
         FieldSpec("policy", "choice", "how one patch is picked per bug", "majority",

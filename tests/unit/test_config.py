@@ -386,6 +386,20 @@ def test_the_caps_on_a_patch_must_be_positive_counts(repo: Path) -> None:
     ]
 
 
+def test_stopping_once_decided_is_off_and_its_level_a_chance(repo: Path) -> None:
+    run = load_config(write(repo, MINIMAL)).run
+    assert (run.stop_when_decided, run.decided_at) == (False, 0.05)
+    text = MINIMAL + "[run]\nstop-when-decided = true\ndecided-at = 0.1\n"
+    run = load_config(write(repo, text)).run
+    assert (run.stop_when_decided, run.decided_at) == (True, 0.1)
+    text = MINIMAL + '[run]\nstop-when-decided = "yes"\ndecided-at = 5\n'
+    assert problems(repo, text) == [
+        "invalid value for 'stop-when-decided' in [run] at bugbout.toml:4: must be true or false",
+        "invalid value for 'decided-at' in [run] at bugbout.toml:5: "
+        "must be a level between 0 and 1, such as 0.05",
+    ]
+
+
 def test_missing_source_points_at_the_table(repo: Path) -> None:
     assert problems(repo, '# config\n\n[project]\ntests = "tests"\n') == [
         "missing key 'source' in [project] at bugbout.toml:3: name the package directory, "

@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from bugbout_tui.cli.live import plain_line
 from bugbout_tui.core.events import (
     AttemptFinished,
     AttemptOutput,
     AttemptQueued,
     AttemptStarted,
     BaseEvent,
+    BoutDecided,
     QuotaParked,
     StageFinished,
     StageStarted,
@@ -109,3 +111,33 @@ def test_state_follows_an_attempt_through_its_lane() -> None:
     state.apply(StageFinished(stage="race", summary="1 attempt"))
     assert state.stages["race"].state == "done" and state.current is None
     assert state.events == 7
+
+
+def test_a_decided_bout_withdraws_its_queued_attempts_and_says_so() -> None:
+    state = BoutState()
+    for attempt in ("t-1/a", "t-2/a", "t-3/a"):
+        task = attempt.split("/")[0]
+        state.apply(
+            AttemptQueued(attempt=attempt, task=task, contestant="a", role="contestant", quota="q")
+        )
+    state.apply(AttemptStarted(attempt="t-1/a", logdir="/tmp/x"))
+    decided = BoutDecided(
+        after="t-1",
+        tasks_done=1,
+        tasks=3,
+        level=0.5,
+        pairs=["a ahead of b: 1 to 0, p = 1"],
+        withdrawn=["t-1/a", "t-3/a"],
+    )
+    state.apply(decided)
+    lane = state.lanes["q"]
+    # A withdrawn attempt leaves the queue; one already running is never withdrawn.
+    assert (lane.queued, lane.running) == (["t-2/a"], ["t-1/a"])
+    assert "t-3/a" not in state.attempts
+    assert state.decided == decided
+    line = plain_line(decided, state)
+    assert line == (
+        "[race] decided after task t-1 (1 of 3) at level 0.5: a ahead of b: 1 to 0, p = 1; "
+        "no new task starts (2 queued attempts withdrawn)"
+    )
+    assert parse_event(decided.model_dump_json()) == decided

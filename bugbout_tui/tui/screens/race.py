@@ -73,6 +73,14 @@ def race_summary(state: BoutState) -> Text:
         failed = sum(1 for view in state.attempts.values() if view.phase in RETRYABLE)
         if failed:
             line.append(f" · {failed} to retry (f)", style="magenta")
+        if (decided := state.decided) is not None:
+            line.append(
+                inert_line(
+                    f" · decided after task {decided.after} ({decided.tasks_done} of "
+                    f"{decided.tasks}): no new task starts"
+                ),
+                style="green",
+            )
     elif state.current is not None:
         view = state.stages.get(state.current)
         line.append(f"{state.current}", style="bold yellow")
