@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from bugbout_tui.agents.base import (
     STDERR_LOG,
@@ -43,6 +43,7 @@ from bugbout_tui.core.events import (
 from bugbout_tui.core.models import Attempt, Task, Tokens, attempt_name
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.core.paths import bugbout_home, known_homes
+from bugbout_tui.core.trials import agent_of, trial_number
 from bugbout_tui.engine.context import StageContext, StageRunner
 from bugbout_tui.engine.scheduler import Job, QuotaParkedError, run_in_lanes
 from bugbout_tui.engine.testing import import_paths, tests_dir_at
@@ -196,6 +197,10 @@ class Race(StageRunner):
     def __init__(self, context: StageContext, entrants: Sequence[Entrant]) -> None:
         super().__init__(context)
         self.entrants = list(entrants)
+        self._in_turn = sorted(self.entrants, key=lambda e: trial_number(e.agent.name))
+        """Trial by trial, each in the entrants' order: on a task every agent's first
+        trial comes before any agent's second, so a lane shared by several agents
+        alternates between them rather than running one agent's trials back to back."""
         self.scratch = bugbout_home() / "attempts" / repo_key(self.repo)
         project_paths = _unique(
             [self.project.store.root, self.project.dir.resolve(), *repository_paths(self.repo)]
@@ -226,7 +231,7 @@ class Race(StageRunner):
         needed = [  # task-major order: each lane alternates between its agents
             (task, entrant)
             for task in tasks
-            for entrant in self.entrants
+            for entrant in self._in_turn
             if self._needed(task, self._stored(task, entrant))
         ]
         check_programs(list({id(e): e for _, e in needed}.values()))
@@ -258,7 +263,10 @@ class Race(StageRunner):
             detail = f"not started: the {job.quota} quota ran out earlier in this run"
             self._record(_InProgress(*waiting[id(job)]), "quota", detail)
         return {
-            task.id: [a for e in self.entrants if (a := self._stored(task, e)) is not None]
+            task.id: [
+                *(a for e in self.entrants if (a := self._stored(task, e)) is not None),
+                *self._trials_beyond(task),
+            ]
             for task in tasks
         }
 
@@ -271,6 +279,24 @@ class Race(StageRunner):
         if stored.status == "skipped":
             return bool(task.statement)
         return self.retry_failed and stored.status in RETRYABLE
+
+    def _trials_beyond(self, task: Task) -> list[Attempt]:
+        """Stored trials of a contestant past the number it runs now (`trials` lowered
+        since they ran). None is started again, but what is stored stays in the bout:
+        the attempts were paid for, and their patches and tests still stand."""
+        names = {e.agent.name for e in self.entrants}
+        contestants = {agent_of(e.agent.name) for e in self.entrants if e.role == "contestant"}
+        folder = self.project.store.attempts_dir / task.id
+        beyond = sorted(
+            name
+            for path in (folder.glob("*.json") if folder.is_dir() else [])
+            if (name := unquote(path.stem)) not in names
+            and trial_number(name) > 1
+            and agent_of(name) in contestants
+        )
+        store = self.project.store
+        found = (store.read(attempt_path(store.attempts_dir, task.id, n), Attempt) for n in beyond)
+        return [a for a in found if a is not None and a.role == "contestant"]
 
     def _stored(self, task: Task, entrant: Entrant) -> Attempt | None:
         store = self.project.store

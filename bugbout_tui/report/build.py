@@ -24,7 +24,6 @@ where the design leaves room are stated in `docs/report.md`; the main ones:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 
@@ -44,6 +43,7 @@ from bugbout_tui.core.models import (
     Task,
     TaskSet,
 )
+from bugbout_tui.core.trials import trial_number
 from bugbout_tui.report import metrics
 from bugbout_tui.report.model import (
     AgentRow,
@@ -108,7 +108,6 @@ WRONG: frozenset[PatchStatus] = frozenset({"fixed-but-broke", "wrong-fix"})
 SCORED: frozenset[PatchStatus] = frozenset({"resolved", "fixed-but-broke", "wrong-fix", "no-fix"})
 """Statuses that say something about the agent; quota and missing say nothing."""
 SUITE = "suite"
-_TRIAL = re.compile(r"#(\d+)$")
 
 Status = Callable[[str, str], PatchStatus]
 """(task, contestant) → the patch's status."""
@@ -777,11 +776,6 @@ def _cost(
     )
 
 
-def _trial_number(name: str) -> int:
-    match = _TRIAL.search(name)
-    return 1 if match is None else int(match.group(1))
-
-
 def _trials(
     raced: Sequence[str],
     statuses: Mapping[str, Mapping[str, PatchStatus]],
@@ -794,7 +788,7 @@ def _trials(
         for task in raced:
             names = sorted(
                 (name for name in statuses.get(task, {}) if author_identity(name) == agent),
-                key=lambda name: (_trial_number(name), name),
+                key=lambda name: (trial_number(name), name),
             )
             found = [statuses[task][name] for name in names]
             runs.append([value for value in found if value in SCORED])
@@ -829,7 +823,7 @@ def _patch_order(names: Iterable[str], contestants: Sequence[str]) -> list[str]:
     def key(name: str) -> tuple[int, int, str]:
         return (
             position.get(author_identity(name), len(position)),
-            _trial_number(name),
+            trial_number(name),
             name,
         )
 
