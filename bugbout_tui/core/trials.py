@@ -9,8 +9,16 @@ agent's trials as one author; the report, which pools them) reads the name back 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-__all__ = ["TRIAL_SUFFIX", "agent_of", "trial_label", "trial_name", "trial_number"]
+__all__ = [
+    "TRIAL_SUFFIX",
+    "agent_of",
+    "trial_label",
+    "trial_label_among",
+    "trial_name",
+    "trial_number",
+]
 
 TRIAL_SUFFIX = re.compile(r"#(\d+)$")
 """The end of a name that makes it a trial; an agent's own name may not end so."""
@@ -38,3 +46,13 @@ def trial_label(name: str) -> str:
     """The name as a person reads it: `careful#2` → `careful #2`; a plain name as is."""
     match = TRIAL_SUFFIX.search(name)
     return name if match is None else f"{agent_of(name)} #{match.group(1)}"
+
+
+def trial_label_among(name: str, names: Iterable[str]) -> str:
+    """`name` as a person reads it beside `names` (the patches of one task): with its
+    trial number when its agent has more than one trial there (`careful #1`,
+    `careful #2`), as is when it is the agent's only one."""
+    agent = agent_of(name)
+    if sum(agent_of(other) == agent for other in set(names) | {name}) < 2:
+        return name
+    return f"{agent} #{trial_number(name)}"

@@ -82,6 +82,8 @@ SECTIONS: dict[str, tuple[FieldSpec, ...]] = {
                   "10485760"),
         FieldSpec("hide-touched-tests", "bool", "keep every test file the fix touched out "
                   "of the agents' checkouts", "false"),
+        FieldSpec("trials", "int", "independent attempts of each contestant on each task",
+                  "1"),
     ),
     "judge": (
         FieldSpec("policy", "choice", "how one patch is picked per bug", "majority",
@@ -104,6 +106,8 @@ ASSIGNMENT = FieldSpec(
     "assignment", "choice", "reproduce the bug, or also specify the rule", "reproduce",
     ("reproduce", "specify"),
 )  # fmt: skip
+TRIALS = FieldSpec("trials", "int", "its attempts per task, each from a fresh checkout",
+                   "[run] trials")  # fmt: skip
 OPTIONS = FieldSpec(
     "options", "toml", "the agent's own options, a TOML table", '{ effort = "high" }'
 )
@@ -113,7 +117,7 @@ AGENT_TABLES: tuple[AgentTable, ...] = ("contestants", "examiners")
 
 
 def agent_fields(table: str) -> tuple[FieldSpec, ...]:
-    return (*AGENT_FIELDS, ASSIGNMENT) if table == "examiners" else AGENT_FIELDS
+    return (*AGENT_FIELDS, ASSIGNMENT) if table == "examiners" else (*AGENT_FIELDS, TRIALS)
 
 
 def fixed_agent_keys(table: str) -> frozenset[str]:
