@@ -33,9 +33,8 @@ ops = workdir / "src" / "calc" / "ops.py"
 buggy = f"def f{number}():\n    return 0"
 text = ops.read_text()
 assert buggy in text, "the code is not as expected"
-ops.write_text(
-    text.replace(buggy, f"def f{number}():\n    return {number if right else number + 1}")
-)
+returned = number if right else number + 1
+ops.write_text(text.replace(buggy, f"def f{number}():\n    return {returned}"))
 check = f"== {number}" if style == "right" else "!= 0"
 (workdir / "tests" / f"test_f{number}_{style}.py").write_text(
     f"from calc.ops import f{number}\n\n\ndef test_f{number}_is_fixed():\n"

@@ -5,11 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_config import MINIMAL, problems, repo, write  # noqa: F401 - the fixture
+from test_config import MINIMAL, problems, write
 
 from bugbout_tui.core.config import load_config
 from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project directory with its package, as the working directory."""
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
 
 CONTESTANTS = '[[contestants]]\nagent = "codex"\n\n[[contestants]]\nagent = "claude-code"\n'
 
@@ -70,7 +80,8 @@ def test_each_trial_is_an_entrant_sharing_its_agent(repo: Path) -> None:
     text = (
         MINIMAL
         + "[run]\ntrials = 2\n"
-        + '[[contestants]]\nagent = "codex"\nmodel = "gpt-5"\nreasoning-effort = "high"\ntrials = 3\n'
+        + '[[contestants]]\nagent = "codex"\nmodel = "gpt-5"\n'
+        + 'reasoning-effort = "high"\ntrials = 3\n'
         + '[[contestants]]\nagent = "claude-code"\n'
         + '[[examiners]]\nagent = "gemini-cli"\n'
     )

@@ -877,7 +877,8 @@ def test_markdown_shows_trials_when_there_are_some() -> None:
     report = build_report(**records(resolutions=resolutions))
     text = render_markdown(report)
     assert "## Repeated trials" in text
-    assert "| Agent | Trials | Resolved, all trials | pass@1 | pass@2 | pass^2 | Consistency |" in text
+    header = "| Agent | Trials | Resolved, all trials | pass@1 | pass@2 | pass^2 | Consistency |"
+    assert header in text
     # One task: no interval (a bootstrap over one task would be a point).
     assert "| alpha | 2 | 1 of 2, 50% | 50% | 100% | 0% | 0% of 1 task |" in text
     console = Console(file=io.StringIO(), width=140, record=True)
