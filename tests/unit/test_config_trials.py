@@ -31,16 +31,20 @@ def test_one_trial_unless_asked(repo: Path) -> None:
 
 
 def test_a_contestant_overrides_the_bout(repo: Path) -> None:
-    text = MINIMAL + "[run]\ntrials = 3\n" + CONTESTANTS.replace(
-        'agent = "claude-code"\n', 'agent = "claude-code"\ntrials = 5\n'
+    text = (
+        MINIMAL
+        + "[run]\ntrials = 3\n"
+        + CONTESTANTS.replace('agent = "claude-code"\n', 'agent = "claude-code"\ntrials = 5\n')
     )
     config = load_config(write(repo, text))
     assert [config.trials_of(c) for c in config.contestants] == [3, 5]
 
 
 def test_trials_must_be_whole_and_at_least_one(repo: Path) -> None:
-    text = MINIMAL + "[run]\ntrials = 0\n" + CONTESTANTS.replace(
-        'agent = "codex"\n', 'agent = "codex"\ntrials = 2.5\n'
+    text = (
+        MINIMAL
+        + "[run]\ntrials = 0\n"
+        + CONTESTANTS.replace('agent = "codex"\n', 'agent = "codex"\ntrials = 2.5\n')
     )
     assert problems(repo, text) == [
         "invalid value for 'trials' in [run] at bugbout.toml:4: must be a whole number of "
