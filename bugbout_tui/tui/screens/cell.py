@@ -140,8 +140,11 @@ class CellScreen(BoutScreen):
                 counts_as_text(line),
                 key=line.key,
             )
-        focus = f"{self.author}::{self.focus_test}"
-        if self.focus_test is not None and focus in {x.key for x in self._lines}:
+        focus = next(
+            (x.key for x in self._lines if (x.author, x.test) == (self.author, self.focus_test)),
+            None,
+        )
+        if focus is not None:
             table.move_cursor(row=table.get_row_index(focus))
         self._show_detail(table.cursor_row)
         attempt = self.session.records.attempt(self.task_id, self.tree_name)
