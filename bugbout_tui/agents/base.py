@@ -11,6 +11,7 @@ engine's.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 import os
@@ -26,6 +27,7 @@ from typing import Any, ClassVar
 from bugbout_tui.agents.quota import ANY_LIMIT, find_limit
 from bugbout_tui.core.agent_facts import AgentFacts, guess_vendor
 from bugbout_tui.core.errors import ToolMissingError, UsageError
+from bugbout_tui.core.trials import trial_name
 from bugbout_tui.infra.sandbox import Confinement, Sandbox, View, scrub_environment
 
 STDOUT_LOG = "stdout.log"
@@ -216,6 +218,16 @@ class CodingAgent(ABC):
         if self._name:
             return self._name
         return f"{self.harness}/{self.model}" if self.model else self.harness
+
+    def trial(self, number: int) -> CodingAgent:
+        """This agent as its trial `number`: the same adapter, model, vendor, quota and
+        options under the trial's name (`codex#2`; trial 1 is the agent itself)."""
+        if number == 1:
+            return self
+        twin = copy.copy(self)
+        twin._name = trial_name(self.name, number)
+        twin.settings = dict(self.settings)
+        return twin
 
     @property
     def vendor(self) -> str | None:

@@ -27,8 +27,9 @@ BUILTIN_AGENTS: dict[str, type[CodingAgent]] = {
     for agent in (CodexAgent, ClaudeCodeAgent, GeminiCliAgent, MiniSweAgent, CommandAgent)
 }
 
-EXAMINER_KEYS = frozenset({"assignment"})
-"""Keys of an examiner entry that concern bugbout, not the adapter."""
+BOUT_KEYS = frozenset({"assignment", "trials"})
+"""Keys of an entry that concern bugbout, not the adapter: an examiner's assignment,
+a contestant's trials."""
 
 
 def available_agents() -> dict[str, type[CodingAgent]]:
@@ -81,7 +82,7 @@ def agent_from_config(entry: Mapping[str, Any]) -> CodingAgent:
             + ", ".join(sorted(agents))
             + f" (more can be installed as {ENTRY_POINT_GROUP!r} entry points).",
         )
-    options = {k: v for k, v in entry.items() if k not in COMMON_KEYS | EXAMINER_KEYS}
+    options = {k: v for k, v in entry.items() if k not in COMMON_KEYS | BOUT_KEYS}
     nested = options.pop("options", None)
     if isinstance(nested, Mapping):
         options.update(nested)

@@ -55,6 +55,7 @@ from bugbout_tui.core.git_urls import github_repo_from_url, is_git_url
 from bugbout_tui.core.models import BASE, SUITE
 from bugbout_tui.core.patch import MAX_PATCH_BYTES, MAX_PATCH_FILES
 from bugbout_tui.core.prices import Budget, Price, PriceTable, parse_budget, shipped_prices
+from bugbout_tui.core.trials import TRIAL_SUFFIX
 
 __all__ = [
     "CONFIG_NAME",
@@ -418,6 +419,12 @@ class RunConfig(_Section):
     def budget_limit(self) -> Budget | None:
         return None if self.budget is None else parse_budget(self.budget)
 
+    trials: Annotated[
+        int, Field(ge=1), Explain(invalid="must be a whole number of trials, at least 1")
+    ] = 1
+    """Independent attempts of each contestant on each task, each from a fresh checkout
+    and a fresh agent home; a contestant's own `trials` overrides it."""
+
     def capacity(self, quota: str) -> int:
         """How many runs on `quota` may go at once; one unless raised."""
         return self.quotas.get(quota, 1)
@@ -522,9 +529,19 @@ class AgentConfig(_Section):
                     ),
                 )
             )
+        if TRIAL_SUFFIX.search(self.name):
+            errors.append(
+                (
+                    ("name",),
+                    config_error(
+                        f"'{self.name}' ends like a repeated trial (`#2` is a contestant's "
+                        "second trial); choose a name that does not end in # and a number"
+                    ),
+                )
+            )
         own = {info.alias or name for name, info in type(self).model_fields.items()}
         for key in self.options:
-            if key == "assignment":  # a contestant's, refused by ContestantConfig
+            if key in _REFUSED_ELSEWHERE:  # keys of the other table, refused by it
                 continue
             if facts is not None:
                 errors.extend(_option_problem(facts, key, own))
@@ -589,8 +606,17 @@ def _option_problem(
     return [((key,), config_error(message, kind="unknown-key", suggestion=meant))]
 
 
+_REFUSED_ELSEWHERE = frozenset({"assignment", "trials"})
+"""Keys one kind of agent table has and the other refuses with its own message."""
+
+
 class ContestantConfig(AgentConfig):
     """A `[[contestants]]` entry: an agent that tries to fix each bug."""
+
+    trials: Annotated[
+        int | None, Field(ge=1), Explain(invalid="must be a whole number of trials, at least 1")
+    ] = None
+    """Its independent attempts per task; None takes `[run] trials`."""
 
     def _problems(self) -> list[tuple[Loc, PydanticCustomError]]:
         errors = super()._problems()
@@ -611,6 +637,20 @@ class ExaminerConfig(AgentConfig):
     """An `[[examiners]]` entry: an agent that writes tests from the issue, fixing nothing."""
 
     assignment: Assignment = "reproduce"
+
+    def _problems(self) -> list[tuple[Loc, PydanticCustomError]]:
+        errors = super()._problems()
+        if "trials" in self.options:
+            errors.append(
+                (
+                    ("trials",),
+                    config_error(
+                        "examiners write their tests once per task and take no trials; "
+                        "trials are for [[contestants]], so remove the key"
+                    ),
+                )
+            )
+        return errors
 
 
 class Config(_Section):
@@ -662,6 +702,10 @@ class Config(_Section):
                     seen[agent.name] = f"[[{table}]] #{index + 1}"
         raise_all(type(self).__name__, errors)
         return self
+
+    def trials_of(self, contestant: ContestantConfig) -> int:
+        """How many trials `contestant` runs on each task: its own, else `[run] trials`."""
+        return contestant.trials if contestant.trials is not None else self.run.trials
 
     @classmethod
     def load(cls, path: Path) -> Config:

@@ -26,6 +26,7 @@ from bugbout_tui.core.events import (
     StageStarted,
 )
 from bugbout_tui.core.models import Attempt, Matrix, OracleSet, ResolutionSet, Task, TaskSet
+from bugbout_tui.core.trials import agent_of
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.context import StageContext
 from bugbout_tui.engine.decided import DecisionWatch
@@ -199,7 +200,9 @@ class Bout:
             self.project,
             contestants=None
             if self._contestants is None
-            else [e.agent.name for e in entrants if e.role == "contestant"],
+            else list(
+                dict.fromkeys(agent_of(e.agent.name) for e in entrants if e.role == "contestant")
+            ),
             examiners=None
             if self._examiners is None
             else [e.agent.name for e in entrants if e.role == "examiner"],
@@ -271,12 +274,21 @@ class Bout:
         return self._entrants
 
     def _make_entrants(self) -> list[Entrant]:
+        """Each contestant once per trial (trial 1 under its own name, trial k as
+        `name#k`), then the examiners, who write their tests once per task."""
         cfg = self.project.config
         if self._contestants is not None:
-            contestants = [Entrant(agent) for agent in self._contestants]
+            contestants = [
+                Entrant(agent.trial(k))
+                for agent in self._contestants
+                for k in range(1, cfg.run.trials + 1)
+            ]
         else:
             contestants = [
-                Entrant(agent_from_config(c.model_dump()), view=c.view) for c in cfg.contestants
+                Entrant(agent.trial(k), view=c.view)
+                for c in cfg.contestants
+                for agent in [agent_from_config(c.model_dump())]
+                for k in range(1, cfg.trials_of(c) + 1)
             ]
         if self._examiners is not None:
             examiners = self._examiners

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from bugbout_tui.agents.base import (
     STDERR_LOG,
@@ -45,6 +45,7 @@ from bugbout_tui.core.models import Attempt, Task, Tokens, attempt_name
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.core.paths import bugbout_home, known_homes
 from bugbout_tui.core.store import Store
+from bugbout_tui.core.trials import agent_of, trial_number
 from bugbout_tui.engine.budget import BudgetKeeper, Spender
 from bugbout_tui.engine.context import StageContext, StageRunner
 from bugbout_tui.engine.decided import DecisionWatch
@@ -245,6 +246,10 @@ class Race(StageRunner):
         self._queued: dict[str, str] = {}
         """This run's attempts, by id, to their task's."""
         self._announced = False
+        self._in_turn = sorted(self.entrants, key=lambda e: trial_number(e.agent.name))
+        """Trial by trial, each in the entrants' order: on a task every agent's first
+        trial comes before any agent's second, so a lane shared by several agents
+        alternates between them rather than running one agent's trials back to back."""
         self.scratch = bugbout_home() / "attempts" / repo_key(self.repo)
         project_paths = _unique(
             [self.project.store.root, self.project.dir.resolve(), *repository_paths(self.repo)]
@@ -275,7 +280,7 @@ class Race(StageRunner):
     def pending(self, tasks: Sequence[Task]) -> list[tuple[Task, Entrant]]:
         """The attempts `run(tasks)` would start, in its order."""
         return pending_attempts(
-            tasks, self.entrants, self.project.store, retry_failed=self.retry_failed
+            tasks, self._in_turn, self.project.store, retry_failed=self.retry_failed
         )
 
     async def run(self, tasks: Sequence[Task]) -> dict[str, list[Attempt]]:
@@ -315,9 +320,30 @@ class Race(StageRunner):
             detail = f"not started: the {job.quota} quota ran out earlier in this run"
             self._record(_InProgress(task, entrant, attempt_id), "quota", detail)
         return {
-            task.id: [a for e in self.entrants if (a := self._stored(task, e)) is not None]
+            task.id: [
+                *(a for e in self.entrants if (a := self._stored(task, e)) is not None),
+                *self._trials_beyond(task),
+            ]
             for task in tasks
         }
+
+    def _trials_beyond(self, task: Task) -> list[Attempt]:
+        """Stored trials of a contestant past the number it runs now (`trials` lowered
+        since they ran). None is started again, but what is stored stays in the bout:
+        the attempts were paid for, and their patches and tests still stand."""
+        names = {e.agent.name for e in self.entrants}
+        contestants = {agent_of(e.agent.name) for e in self.entrants if e.role == "contestant"}
+        folder = self.project.store.attempts_dir / task.id
+        beyond = sorted(
+            name
+            for path in (folder.glob("*.json") if folder.is_dir() else [])
+            if (name := unquote(path.stem)) not in names
+            and trial_number(name) > 1
+            and agent_of(name) in contestants
+        )
+        store = self.project.store
+        found = (store.read(attempt_path(store.attempts_dir, task.id, n), Attempt) for n in beyond)
+        return [a for a in found if a is not None and a.role == "contestant"]
 
     def _stored(self, task: Task, entrant: Entrant) -> Attempt | None:
         store = self.project.store

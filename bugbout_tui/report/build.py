@@ -24,7 +24,6 @@ where the design leaves room are stated in `docs/report.md`; the main ones:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 
@@ -45,6 +44,7 @@ from bugbout_tui.core.models import (
     TaskSet,
 )
 from bugbout_tui.core.prices import shipped_prices
+from bugbout_tui.core.trials import agent_of, trial_number
 from bugbout_tui.report import metrics
 from bugbout_tui.report.model import (
     AgentRow,
@@ -117,7 +117,6 @@ WRONG: frozenset[PatchStatus] = frozenset({"fixed-but-broke", "wrong-fix"})
 SCORED: frozenset[PatchStatus] = frozenset({"resolved", "fixed-but-broke", "wrong-fix", "no-fix"})
 """Statuses that say something about the agent; quota and missing say nothing."""
 SUITE = "suite"
-_TRIAL = re.compile(r"#(\d+)$")
 
 Status = Callable[[str, str], PatchStatus]
 """(task, contestant) → the patch's status."""
@@ -524,11 +523,31 @@ def _picking(
     contestants: Sequence[str],
     cross_vendor: str | None,
 ) -> PickingSection:
-    """`cross_vendor` is why that policy cannot apply, if it cannot."""
+    """`cross_vendor` is why that policy cannot apply, if it cannot.
+
+    With one trial per task the judge and the best agent are right or wrong on each
+    task, compared by the exact McNemar test. With repeated trials an agent's result on
+    a task is its resolved rate there, and the comparison is paired on those rates
+    (`_versus_rates`).
+    """
     n = len(raced)
-    best = min(rows, key=lambda row: (-row.resolved, row.name)) if rows else None
+    rates = {
+        name: {task: _task_rate(statuses.get(task, {}), name) for task in raced}
+        for name in contestants
+    }
+    repeated = any(
+        trial_number(name) > 1 and agent_of(name) in rates
+        for task in raced
+        for name in statuses.get(task, {})
+    )
+    best_name: str | None
+    if repeated:
+        best_name = min(rates, key=lambda name: (-sum(rates[name].values()), name), default=None)
+    else:
+        best_row = min(rows, key=lambda row: (-row.resolved, row.name)) if rows else None
+        best_name = None if best_row is None else best_row.name
     best_right = {
-        task: best is not None and status(task, best.name) == "resolved" for task in raced
+        task: best_name is not None and status(task, best_name) == "resolved" for task in raced
     }
     sides = []
     for each in POLICIES:
@@ -543,11 +562,13 @@ def _picking(
         count = sum(right.values())
         cannot_apply = cross_vendor if each == "cross-vendor" else None
         versus = None
-        if best is not None and cannot_apply is None:
+        if best_name is not None and cannot_apply is None and repeated:
+            versus = _versus_rates(best_name, [(right[t], rates[best_name][t]) for t in raced])
+        elif best_name is not None and cannot_apply is None:
             judge_only = sum(right[task] and not best_right[task] for task in raced)
             agent_only = sum(best_right[task] and not right[task] for task in raced)
             versus = Comparison(
-                agent=best.name,
+                agent=best_name,
                 judge_only=judge_only,
                 agent_only=agent_only,
                 p_value=metrics.mcnemar_exact(judge_only, agent_only),
@@ -566,22 +587,47 @@ def _picking(
     chance = Fraction(0)
     for task in raced:
         if contestants:
-            right_here = sum(status(task, name) == "resolved" for name in contestants)
-            chance += Fraction(right_here, len(contestants))
+            here = sum((rates[name][task] for name in contestants), Fraction(0))
+            chance += here / len(contestants)
     oracle = sum(
         any(value == "resolved" for value in statuses.get(task, {}).values()) for task in raced
     )
-    best_rate = None if best is None else _rate(best.resolved, n)
+    best_rate = None if best_name is None else _rate(float(sum(rates[best_name].values())), n)
     configured = next(side for side in sides if side.policy == policy)
     return PickingSection(
         policy=policy,
         raced_tasks=n,
         policies=sides,
-        best_agent=None if best is None else best.name,
+        best_agent=best_name,
         best_agent_rate=best_rate,
         random_agent=_rate(float(chance), n),
         oracle=_rate(oracle, n),
         summary=_summary(configured, best_rate),
+    )
+
+
+def _task_rate(found: Mapping[str, PatchStatus], agent: str) -> Fraction:
+    """`agent`'s resolved share of its trials recorded on a task (a quota is not right,
+    as with one trial); 0 when none is recorded, as a missing patch is not right."""
+    trials = [value for name, value in found.items() if agent_of(name) == agent]
+    return Fraction(trials.count("resolved"), len(trials)) if trials else Fraction(0)
+
+
+def _versus_rates(agent: str, pairs: Sequence[tuple[bool, Fraction]]) -> Comparison:
+    """The judge against an agent with repeated trials, task by task: the judge's
+    result (1 or 0) minus the agent's resolved rate, their mean with a paired bootstrap
+    interval over tasks, and the exact sign-flip test of a zero mean difference."""
+    differences = [Fraction(int(right)) - rate for right, rate in pairs]
+    interval = metrics.bootstrap_interval([float(d) for d in differences], metrics.mean)
+    return Comparison(
+        agent=agent,
+        judge_only=sum(d > 0 for d in differences),
+        agent_only=sum(d < 0 for d in differences),
+        p_value=metrics.sign_flip_exact(differences),
+        test="sign-flip",
+        difference=float(sum(differences) / len(differences)) if differences else None,
+        low=None if interval is None else interval.low,
+        high=None if interval is None else interval.high,
     )
 
 
@@ -602,6 +648,8 @@ def _summary(picks: PolicyPicks, best_rate: Rate | None) -> str:
     versus = picks.versus_best
     if versus is None or best_rate is None:
         return judge + "; there is no contestant to compare it with."
+    if versus.test == "sign-flip":
+        return _summary_of_rates(judge, versus, best_rate)
     difference = versus.judge_only - versus.agent_only
     ahead = "the judge" if difference > 0 else versus.agent
     gap = (
@@ -617,6 +665,26 @@ def _summary(picks: PolicyPicks, best_rate: Rate | None) -> str:
     return (
         f"{judge}, the best single agent ({versus.agent}) {best_rate.counted()}; "
         f"{gap}, p = {format_p(versus.p_value)}: {meaning}."
+    )
+
+
+def _summary_of_rates(judge: str, versus: Comparison, best_rate: Rate) -> str:
+    """The sentence of `_summary` when the agents ran repeated trials."""
+    difference = versus.difference or 0.0
+    ahead = "the judge" if difference > 0 else versus.agent
+    interval = ""
+    if versus.low is not None and versus.high is not None:
+        interval = f", 95% CI {versus.low:+.2f} to {versus.high:+.2f}"
+    meaning = (
+        "not evidence either is better"
+        if versus.p_value >= 0.05
+        else f"evidence that {ahead} does better on these bugs"
+    )
+    return (
+        f"{judge}, the best single agent ({versus.agent}) {best_rate.counted()} per trial "
+        f"on average; the judge's result minus its resolved rate, task by task, averages "
+        f"{difference:+.2f}{interval}, p = {format_p(versus.p_value)} by an exact "
+        f"sign-flip test: {meaning}."
     )
 
 
@@ -913,9 +981,37 @@ def _not_started(
     return found
 
 
-def _trial_number(name: str) -> int:
-    match = _TRIAL.search(name)
-    return 1 if match is None else int(match.group(1))
+def _scored_trials(found: Mapping[str, PatchStatus], agent: str) -> list[PatchStatus]:
+    """`agent`'s scored trials on one task, in trial order: quota and missing say
+    nothing of it, so they are not samples."""
+    names = sorted((n for n in found if agent_of(n) == agent), key=lambda n: (trial_number(n), n))
+    return [found[name] for name in names if found[name] in SCORED]
+
+
+def _per_task(
+    runs: Sequence[Sequence[PatchStatus]], k: int, estimator: Callable[[int, int, int], float]
+) -> PassAtK:
+    """A per-task estimator at k, averaged over the tasks with at least k scored trials
+    (a task with fewer has no value, rather than a guessed one), with its interval."""
+    values = [
+        estimator(len(results), results.count("resolved"), k)
+        for results in runs
+        if len(results) >= k
+    ]
+    if not values:
+        return PassAtK(k=k, tasks=0)
+    interval = metrics.bootstrap_interval(values, metrics.mean)
+    return PassAtK(
+        k=k,
+        value=metrics.mean(values),
+        tasks=len(values),
+        low=None if interval is None else interval.low,
+        high=None if interval is None else interval.high,
+    )
+
+
+def _share_of_trials(pairs: Sequence[tuple[int, int]]) -> float:
+    return sum(c for c, _ in pairs) / sum(n for _, n in pairs)
 
 
 def _trials(
@@ -923,36 +1019,39 @@ def _trials(
     statuses: Mapping[str, Mapping[str, PatchStatus]],
     contestants: Sequence[str],
 ) -> TrialsSection | None:
-    """pass@k and consistency@k for every contestant with more than one scored trial."""
+    """pass@k, pass^k, the resolved share over all trials and consistency@k for every
+    contestant with more than one scored trial on some task. Every trial stored counts,
+    as every stored patch is in the matrices the judge decides from."""
     rows = []
     for agent in contestants:
-        runs: list[list[PatchStatus]] = []
-        for task in raced:
-            names = sorted(
-                (name for name in statuses.get(task, {}) if author_identity(name) == agent),
-                key=lambda name: (_trial_number(name), name),
-            )
-            found = [statuses[task][name] for name in names]
-            runs.append([value for value in found if value in SCORED])
+        runs = [_scored_trials(statuses.get(task, {}), agent) for task in raced]
         most = max((len(results) for results in runs), default=0)
         if most < 2:
             continue
-        pass_at = []
-        for k in range(1, most + 1):
-            values = [
-                metrics.pass_at_k(len(results), results.count("resolved"), k)
-                for results in runs
-                if len(results) >= k
-            ]
-            mean = float(sum(Fraction(v) for v in values) / len(values)) if values else None
-            pass_at.append(PassAtK(k=k, value=mean, tasks=len(values)))
+        pairs = [(results.count("resolved"), len(results)) for results in runs if results]
+        share = metrics.bootstrap_interval(pairs, _share_of_trials)
+        agree = [
+            float(all(r == results[0] for r in results[:most]))
+            for results in runs
+            if len(results) >= most
+        ]
+        consistency = metrics.bootstrap_interval(agree, metrics.mean)
+        resolved, scored = (sum(column) for column in zip(*pairs, strict=True))
         rows.append(
             TrialRow(
                 agent=agent,
                 trials=most,
-                pass_at=pass_at,
+                resolved_trials=resolved,
+                scored_trials=scored,
+                resolved_share=resolved / scored,
+                resolved_low=None if share is None else share.low,
+                resolved_high=None if share is None else share.high,
+                pass_at=[_per_task(runs, k, metrics.pass_at_k) for k in range(1, most + 1)],
+                pass_hat=[_per_task(runs, k, metrics.pass_hat_k) for k in range(1, most + 1)],
                 consistency=metrics.consistency_at_k(runs, most),
-                consistency_tasks=sum(len(results) >= most for results in runs),
+                consistency_tasks=len(agree),
+                consistency_low=None if consistency is None else consistency.low,
+                consistency_high=None if consistency is None else consistency.high,
             )
         )
     return TrialsSection(rows=rows) if rows else None
@@ -965,7 +1064,7 @@ def _patch_order(names: Iterable[str], contestants: Sequence[str]) -> list[str]:
     def key(name: str) -> tuple[int, int, str]:
         return (
             position.get(author_identity(name), len(position)),
-            _trial_number(name),
+            trial_number(name),
             name,
         )
 

@@ -13,11 +13,13 @@ from collections.abc import Sequence
 
 from bugbout_tui.core import look
 from bugbout_tui.core.text import markdown_code, markdown_text
+from bugbout_tui.report import metrics
 from bugbout_tui.report.model import (
     EXCLUSION_LABELS,
     PATHS_LISTED,
     RUNG_LABELS,
     CostSection,
+    PassAtK,
     PatchRow,
     PolicyPick,
     Rate,
@@ -25,7 +27,9 @@ from bugbout_tui.report.model import (
     StoppingSection,
     TaskRow,
     TrialsSection,
+    estimate,
     format_p,
+    signed_difference,
 )
 
 __all__ = ["render_markdown"]
@@ -104,6 +108,12 @@ def _title(report: Report) -> str:
     )
 
 
+FIRST_TRIAL_NOTE = (
+    " With repeated trials this table counts each contestant's first trial, as a bout "
+    "of one trial would; every trial counts under Repeated trials."
+)
+
+
 def _agents(report: Report) -> str:
     section = report.agents
     missing = any(row.missing for row in section.rows)
@@ -142,7 +152,8 @@ def _agents(report: Report) -> str:
         "(tasks the maintainers' tests can score and at least one contestant ran on), "
         "scored by those tests, which no agent saw. The resolved rate and the "
         "median time leave out attempts that hit a usage limit; tokens and cost include "
-        "them, as far as each agent reports them.",
+        "them, as far as each agent reports them."
+        + (FIRST_TRIAL_NOTE if report.trials is not None else ""),
         _table(header, rows),
     ]
     if section.flagged:
@@ -206,8 +217,14 @@ def _picking(report: Report) -> str:
         ["Oracle (any patch right)", picking.oracle.counted(), picking.oracle.percent()],
     ]
     best = picking.best_agent
+    rates = any(
+        side.versus_best is not None and side.versus_best.test == "sign-flip"
+        for side in picking.policies
+    )
     header = ["Policy", "Right", "Wrong", "Abstained", "Right share"]
-    if best is not None:
+    if best is not None and rates:
+        header += ["Judge ahead", f"{best} ahead", "Mean difference (95% CI)", "p"]
+    elif best is not None:
         header += ["Only the judge right", f"Only {best} right", "p"]
     rows = []
     notes = []
@@ -221,9 +238,11 @@ def _picking(report: Report) -> str:
         ]
         if side.versus_best is not None:
             versus = side.versus_best
-            row += [str(versus.judge_only), str(versus.agent_only), format_p(versus.p_value)]
+            row += [str(versus.judge_only), str(versus.agent_only)]
+            row += [signed_difference(versus)] if rates else []
+            row.append(format_p(versus.p_value))
         elif best is not None:
-            row += ["–", "–", "–"]
+            row += ["–"] * (4 if rates else 3)
         rows.append(row)
         if side.cannot_apply is not None:
             notes.append(
@@ -240,11 +259,25 @@ def _picking(report: Report) -> str:
             "right: the ceiling for any way of picking. An abstention counts as not right.",
             f"**{markdown_text(picking.summary)}**",
             _table(["Picker", "Right", "Share"], comparison),
-            "Every policy side by side. p compares each policy with the best single agent "
-            "bug by bug, so it rests only on the bugs where exactly one of them was right.",
+            _versus_note(rates),
             _table(header, rows),
             *notes,
         ]
+    )
+
+
+def _versus_note(rates: bool) -> str:
+    if not rates:
+        return (
+            "Every policy side by side. p compares each policy with the best single agent "
+            "bug by bug, so it rests only on the bugs where exactly one of them was right."
+        )
+    return (
+        "Every policy side by side. The agents ran repeated trials, so the best single agent "
+        "is the one with the highest mean resolved rate per task, and each policy is "
+        "compared with it task by task: the judge's result there (1 or 0) minus the "
+        "agent's resolved rate, averaged over the tasks, with a 95% paired bootstrap "
+        "interval over tasks; p is an exact two-sided sign-flip test of a zero difference."
     )
 
 
@@ -442,28 +475,43 @@ def _prices_note(cost: CostSection) -> str:
 
 
 def _trials(section: TrialsSection) -> str:
-    rows = section.rows
-    most = max(row.trials for row in rows)
-    header = ["Agent", "Trials", *(f"pass@{k}" for k in range(1, most + 1)), "consistency"]
+    ks = section.shown_k()
+    header = [
+        "Agent",
+        "Trials",
+        "Resolved, all trials",
+        *(f"pass@{k}" for k in ks),
+        *(f"pass^{k}" for k in ks if k > 1),
+        "Consistency",
+    ]
     body = []
-    for row in rows:
-        values = {item.k: item.value for item in row.pass_at}
+    for row in section.rows:
+        at = {item.k: item for item in row.pass_at}
+        every = {item.k: item for item in row.pass_hat}
         body.append(
             [
                 row.agent,
                 str(row.trials),
-                *(_percent(values.get(k)) for k in range(1, most + 1)),
-                f"{_percent(row.consistency)} of {look.plural(row.consistency_tasks, 'task')}",
+                f"{row.resolved_trials} of {row.scored_trials}, "
+                + estimate(row.resolved_share, row.resolved_low, row.resolved_high),
+                *(_estimate_at(at.get(k)) for k in ks),
+                *(_estimate_at(every.get(k)) for k in ks if k > 1),
+                estimate(row.consistency, row.consistency_low, row.consistency_high)
+                + f" of {look.plural(row.consistency_tasks, 'task')}",
             ]
         )
     return "\n\n".join(
         [
             "## Repeated trials",
-            "Contestants run more than once on each task. pass@k is the chance that at "
-            "least one of k trials resolves a task, by the unbiased estimator, averaged over "
-            "the tasks with at least k scored trials. Consistency is the share of tasks on "
-            "which every trial got the same status, right or wrong. No interval is shown: "
-            "trials of one task are not independent draws.",
+            "Contestants run more than once on each task, each trial from a fresh checkout. "
+            "Resolved counts every scored trial. pass@k is the chance that at least one of "
+            "k trials resolves a task, 1 − C(n−c, k)/C(n, k); pass^k the chance that all k "
+            "do, C(c, k)/C(n, k); each is averaged over the tasks with at least k scored "
+            "trials, and a task with fewer has no value. Consistency is the share of tasks "
+            "on which every trial got the same status, right or wrong. Intervals are 95% "
+            f"percentile bootstraps over tasks ({metrics.BOOTSTRAP_RESAMPLES} resamples, "
+            "fixed seed): a task's trials share its difficulty, so tasks, not trials, are "
+            "the independent draws. The JSON report holds every k.",
             _table(header, body),
         ]
     )
@@ -520,6 +568,10 @@ def _stopping(section: StoppingSection) -> str:
         )
         parts.append(_table(["Agent", "Attempts", "Tokens (est.)"], saved))
     return "\n\n".join(parts)
+
+
+def _estimate_at(item: PassAtK | None) -> str:
+    return "n/a" if item is None else estimate(item.value, item.low, item.high)
 
 
 def _percent(value: float | None) -> str:

@@ -4,18 +4,21 @@ A report on a few dozen bugs lives or dies by its error bars: 21 of 30 and 20 of
 different in a table and are not. So every proportion gets a Wilson interval (sound at
 small n and at 0 or n successes, where the textbook interval collapses), paired results
 get an exact McNemar test rather than a normal approximation, and AUC counts ties as
-half, because test-pass shares take few distinct values and tie often. Counting is done
+half, because test-pass shares take few distinct values and tie often. Repeated trials
+give per-task rates rather than yes-or-no outcomes: their means get a bootstrap interval
+over tasks, and a paired comparison of rates an exact sign-flip test. Counting is done
 in integers or fractions, so a figure never depends on float rounding.
 """
 
 from __future__ import annotations
 
 import math
+import random
 import statistics
 from bisect import bisect_left, bisect_right
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from fractions import Fraction
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 Z95 = 1.959964
 """The two-sided 95% point of the standard normal distribution."""
@@ -96,6 +99,21 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return float(1 - Fraction(math.comb(n - c, k), math.comb(n, k)))
 
 
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """The unbiased pass^k estimator C(c, k)/C(n, k) for one task.
+
+    `n` trials, `c` of them right: the chance that k trials drawn without replacement
+    are all right, the reliability a user feels when they run the agent k times. It is
+    the analogue of `pass_at_k` for "all" rather than "any", and C(c, k) is 0 when
+    k > c. With k = 1 both are c/n.
+    """
+    if not 0 <= c <= n:
+        raise ValueError(f"right trials must lie between 0 and n, got {c} of {n}")
+    if not 1 <= k <= n:
+        raise ValueError(f"k must lie between 1 and the number of trials {n}, got {k}")
+    return float(Fraction(math.comb(c, k), math.comb(n, k)))
+
+
 def consistency_at_k(runs: Sequence[Sequence[Hashable]], k: int) -> float | None:
     """The share of tasks on which k repeated runs gave the same result.
 
@@ -116,3 +134,73 @@ def consistency_at_k(runs: Sequence[Sequence[Hashable]], k: int) -> float | None
 def median(values: Sequence[float]) -> float | None:
     """The median, or None for no values (shown as "n/a", never as 0)."""
     return float(statistics.median(values)) if values else None
+
+
+BOOTSTRAP_RESAMPLES = 2000
+"""Resamples behind every bootstrap interval: the 2.5% and 97.5% points are then the
+50th and the 1950th of them."""
+BOOTSTRAP_SEED = 16
+"""The one seed of every bootstrap, so the same records give the same report."""
+
+T = TypeVar("T")
+
+
+def bootstrap_interval(
+    samples: Sequence[T],
+    statistic: Callable[[Sequence[T]], float],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> Interval | None:
+    """The 95% percentile-bootstrap interval of `statistic` over `samples` (tasks).
+
+    Each resample draws len(samples) tasks with replacement and recomputes the
+    statistic; the interval runs from the 2.5% to the 97.5% point of those values
+    (nearest rank). Tasks are what is resampled because they are the independent
+    units: a task's trials share its difficulty, so resampling trials would claim a
+    precision the bout does not have. None below two tasks, where every resample is
+    the one task and the "interval" would be a point.
+    """
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    n = len(samples)
+    if n < 2:
+        return None
+    rng = random.Random(seed)
+    values = sorted(
+        statistic([samples[i] for i in rng.choices(range(n), k=n)]) for _ in range(resamples)
+    )
+    low = values[max(0, math.ceil(0.025 * resamples) - 1)]
+    high = values[max(0, math.ceil(0.975 * resamples) - 1)]
+    return Interval(low, high)
+
+
+def mean(values: Sequence[float]) -> float:
+    """The arithmetic mean, summed exactly (`math.fsum`), of at least one value."""
+    return math.fsum(values) / len(values)
+
+
+def sign_flip_exact(differences: Sequence[Fraction]) -> float:
+    """Two-sided exact sign-flip (paired permutation) p-value for a mean difference of 0.
+
+    `differences` holds one paired difference per task (the judge's result minus an
+    agent's resolved rate there). Under the null hypothesis the two are exchangeable on
+    every task, so each difference is as likely to have come out with the other sign;
+    the p-value is the share of the 2^m sign assignments whose sum is at least as far
+    from 0 as the one observed. It is counted exactly, by convolving the tasks' ±d,
+    never sampled. With every difference in {-1, 0, 1} it is the exact McNemar test.
+    """
+    scale = math.lcm(*(d.denominator for d in differences)) if differences else 1
+    steps = [abs(int(d * scale)) for d in differences if d != 0]
+    observed = abs(sum(int(d * scale) for d in differences))
+    if not steps:
+        return 1.0
+    ways: dict[int, int] = {0: 1}
+    for step in steps:
+        moved: dict[int, int] = {}
+        for total, count in ways.items():
+            for signed in (total + step, total - step):
+                moved[signed] = moved.get(signed, 0) + count
+        ways = moved
+    extreme = sum(count for total, count in ways.items() if abs(total) >= observed)
+    return float(min(Fraction(1), Fraction(extreme, 2 ** len(steps))))

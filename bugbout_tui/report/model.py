@@ -201,15 +201,33 @@ class AgentsSection(_Part):
 
 
 class Comparison(_Part):
-    """A policy's picks against the best single agent, bug by bug."""
+    """A policy's picks against the best single agent, bug by bug.
+
+    With one trial per task it is the exact McNemar test on right and wrong. With
+    repeated trials the agent's result on a task is its resolved rate there, and the
+    comparison is paired on those rates: `difference` with its interval, and an exact
+    sign-flip test.
+    """
 
     agent: str
     judge_only: int
-    """Raced tasks where only the judge's pick was right."""
+    """Raced tasks where only the judge's pick was right; with repeated trials, where
+    the judge did better than the agent's resolved rate there."""
     agent_only: int
-    """Raced tasks where only the agent was right (an abstention is not right)."""
+    """Raced tasks where only the agent was right (an abstention is not right); with
+    repeated trials, where the agent's rate beat the judge's result there."""
     p_value: float
-    """Exact two-sided McNemar test on the discordant tasks."""
+    """Exact two-sided McNemar test on the discordant tasks; with repeated trials, the
+    exact two-sided sign-flip test on the per-task differences."""
+    test: Literal["mcnemar", "sign-flip"] = "mcnemar"
+    """Which test `p_value` comes from."""
+    difference: float | None = None
+    """With repeated trials: the mean over raced tasks of the judge's result (1 or 0)
+    minus the agent's resolved rate on the task; None with one trial."""
+    low: float | None = None
+    """Lower end of the difference's 95% paired bootstrap interval over tasks."""
+    high: float | None = None
+    """Upper end of the difference's 95% paired bootstrap interval over tasks."""
 
 
 class PolicyPicks(_Part):
@@ -243,11 +261,15 @@ class PickingSection(_Part):
     policies: list[PolicyPicks]
     """Every policy, in the order the judge lists them."""
     best_agent: str | None = None
-    """The contestant with the most resolved tasks (ties broken by name)."""
+    """The contestant with the most resolved tasks (ties broken by name); with repeated
+    trials, the one with the highest mean per-task resolved rate."""
     best_agent_rate: Rate | None = None
-    """Its resolved tasks over every raced task (a quota counts as not right)."""
+    """Its resolved tasks over every raced task (a quota counts as not right); with
+    repeated trials, the sum of its per-task resolved rates: the tasks one trial of it
+    is expected to resolve."""
     random_agent: Rate
-    """Expected right tasks when a contestant is drawn at random for each task."""
+    """Expected right tasks when a contestant (and, with repeated trials, one of its
+    trials) is drawn at random for each task."""
     oracle: Rate
     """Tasks where any patch was right: the best any pick could do."""
     summary: str
@@ -408,13 +430,17 @@ class CostSection(_Part):
 
 
 class PassAtK(_Part):
-    """pass@k for one k."""
+    """pass@k (or pass^k) for one k, with its 95% bootstrap interval over tasks."""
 
     k: int
     value: float | None = None
     """Mean over the tasks with at least k scored trials; None when there are none."""
     tasks: int
     """Tasks behind the mean."""
+    low: float | None = None
+    """Lower end of the 95% bootstrap interval over those tasks; None below two tasks."""
+    high: float | None = None
+    """Upper end of the 95% bootstrap interval over those tasks; None below two tasks."""
 
 
 class TrialRow(_Part):
@@ -423,18 +449,61 @@ class TrialRow(_Part):
     agent: str
     trials: int
     """The most scored trials it has on any task: the k of consistency@k."""
+    resolved_trials: int = 0
+    """Its resolved trials over the raced tasks."""
+    scored_trials: int = 0
+    """Its scored trials over the raced tasks (quota and missing ones left out)."""
+    resolved_share: float | None = None
+    """resolved_trials / scored_trials; None with no scored trial."""
+    resolved_low: float | None = None
+    """Lower end of the share's 95% bootstrap interval over tasks (a task's trials are
+    resampled together); None below two tasks."""
+    resolved_high: float | None = None
+    """Upper end of the share's 95% bootstrap interval over tasks."""
     pass_at: list[PassAtK]
-    """pass@k for every k from 1 to `trials`."""
+    """pass@k for every k from 1 to `trials`: at least one of k trials resolves."""
+    pass_hat: list[PassAtK] = Field(default_factory=list)
+    """pass^k for every k from 1 to `trials`: all k trials resolve, by the unbiased
+    C(c, k)/C(n, k) per task, averaged over the tasks with at least k scored trials."""
     consistency: float | None = None
     """Share of tasks whose `trials` scored trials all got the same status."""
     consistency_tasks: int
     """Tasks with that many scored trials."""
+    consistency_low: float | None = None
+    """Lower end of consistency's 95% bootstrap interval over those tasks."""
+    consistency_high: float | None = None
+    """Upper end of consistency's 95% bootstrap interval over those tasks."""
 
 
 class TrialsSection(_Part):
     """Repeated trials: how often, and how consistently, an agent resolves a task."""
 
     rows: list[TrialRow]
+
+    def shown_k(self) -> list[int]:
+        """The k a table shows: 1, 3 and the most trials run (each as far as there are
+        trials); the JSON holds every k."""
+        most = max((row.trials for row in self.rows), default=1)
+        return sorted({1, min(3, most), most})
+
+
+def estimate(value: float | None, low: float | None, high: float | None) -> str:
+    """`62% (40–85%)`: a share with its bootstrap interval; the share alone without one,
+    `n/a` without a value."""
+    if value is None:
+        return "n/a"
+    if low is None or high is None:
+        return _pct(value)
+    return f"{_pct(value)} ({_pct(low, sign=False)}–{_pct(high)})"
+
+
+def signed_difference(versus: Comparison) -> str:
+    """`+0.25 (−0.10 to +0.60)`: a paired mean difference of rates with its interval."""
+    if versus.difference is None:
+        return "–"
+    if versus.low is None or versus.high is None:
+        return f"{versus.difference:+.2f}"
+    return f"{versus.difference:+.2f} ({versus.low:+.2f} to {versus.high:+.2f})"
 
 
 class DecidedPair(_Part):

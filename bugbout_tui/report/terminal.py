@@ -25,6 +25,7 @@ from bugbout_tui.report.model import (
     EvidenceSection,
     FunnelSection,
     GateSection,
+    PassAtK,
     PatchRow,
     PickingSection,
     PolicyPick,
@@ -33,7 +34,9 @@ from bugbout_tui.report.model import (
     StoppingSection,
     TaskRow,
     TrialsSection,
+    estimate,
     format_p,
+    signed_difference,
 )
 
 __all__ = ["render_terminal"]
@@ -49,7 +52,7 @@ def render_terminal(report: Report) -> RenderableType:
             "shares with their 95% interval in brackets",
             style="dim",
         ),
-        *_agents(report.agents),
+        *_agents(report.agents, trials=report.trials is not None),
         *_picking(report.picking),
         *_gate(report.gate),
         *_evidence(report.evidence),
@@ -98,7 +101,7 @@ def _count(value: int, style: str) -> Text:
     return Text(str(value), style=style if value else "dim")
 
 
-def _agents(section: AgentsSection) -> list[RenderableType]:
+def _agents(section: AgentsSection, *, trials: bool) -> list[RenderableType]:
     table = _table(
         _name("Agent"),
         _figure("Resolved"),
@@ -129,6 +132,10 @@ def _agents(section: AgentsSection) -> list[RenderableType]:
         table,
         Text("The resolved rate leaves out quota attempts.", style="dim"),
     ]
+    if trials:
+        parts.append(
+            Text("Each contestant's first trial; every trial counts under Repeated trials.", "dim")
+        )
     missing = sum(row.missing for row in section.rows)
     if missing:
         parts.append(
@@ -178,14 +185,19 @@ def _picking(section: PickingSection) -> list[RenderableType]:
     )
     baselines.add_row("Oracle (any patch right)", section.oracle.counted(), _rate(section.oracle))
     agent = section.best_agent or "agent"
+    rates = any(
+        side.versus_best is not None and side.versus_best.test == "sign-flip"
+        for side in section.policies
+    )
     policies = _table(
         _name("Policy"),
         _figure("Right"),
         _figure("Wrong"),
         _figure("Abstained"),
         _figure("Share"),
-        _figure("Judge only"),
-        _figure(Text(f"{agent} only")),
+        _figure("Judge ahead" if rates else "Judge only"),
+        _figure(Text(f"{agent} ahead" if rates else f"{agent} only")),
+        *([_figure("Mean difference (95% CI)")] if rates else []),
         _figure("p"),
     )
     notes: list[RenderableType] = []
@@ -200,6 +212,7 @@ def _picking(section: PickingSection) -> list[RenderableType]:
             share,
             "–" if versus is None else str(versus.judge_only),
             "–" if versus is None else str(versus.agent_only),
+            *(["–" if versus is None else signed_difference(versus)] if rates else []),
             "–" if versus is None else format_p(versus.p_value),
         )
         if side.cannot_apply is not None:
@@ -355,22 +368,33 @@ def _cost(section: CostSection) -> list[RenderableType]:
 
 
 def _trials(section: TrialsSection) -> list[RenderableType]:
-    most = max(row.trials for row in section.rows)
+    ks = section.shown_k()
     table = _table(
         _name("Agent"),
         _figure("Trials"),
-        *(_figure(f"pass@{k}", drop=k) for k in range(1, most + 1)),
+        _figure("Resolved, all trials"),
+        *(_figure(f"pass@{k}", drop=k) for k in ks),
+        *(_figure(f"pass^{k}", drop=k) for k in ks if k > 1),
         _figure("Consistency"),
     )
     for row in section.rows:
-        values = {item.k: item.value for item in row.pass_at}
+        at = {item.k: item for item in row.pass_at}
+        every = {item.k: item for item in row.pass_hat}
         table.add_row(
             Text(row.agent),
             str(row.trials),
-            *(_share(values.get(k)) for k in range(1, most + 1)),
-            f"{_share(row.consistency)} of {row.consistency_tasks}",
+            f"{row.resolved_trials} of {row.scored_trials}, "
+            + estimate(row.resolved_share, row.resolved_low, row.resolved_high),
+            *(_estimate_at(at.get(k)) for k in ks),
+            *(_estimate_at(every.get(k)) for k in ks if k > 1),
+            estimate(row.consistency, row.consistency_low, row.consistency_high)
+            + f" of {row.consistency_tasks}",
         )
-    return [_heading("Repeated trials"), table]
+    return [
+        _heading("Repeated trials"),
+        Text("Shares with 95% bootstrap intervals over tasks; pass^k: all k trials resolve."),
+        table,
+    ]
 
 
 def _stopping(section: StoppingSection) -> list[RenderableType]:
@@ -413,6 +437,10 @@ def _stopping(section: StoppingSection) -> list[RenderableType]:
 
 def _share(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.0f}%"
+
+
+def _estimate_at(item: PassAtK | None) -> str:
+    return "n/a" if item is None else estimate(item.value, item.low, item.high)
 
 
 def _pick(pick: PolicyPick) -> Text:

@@ -16,7 +16,6 @@ in `docs/judge.md`; the short version:
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
@@ -25,6 +24,7 @@ from fractions import Fraction
 from bugbout_tui.core import look
 from bugbout_tui.core.config import Policy
 from bugbout_tui.core.models import Author, Cell, Matrix, PatchFacts, TreeRun
+from bugbout_tui.core.trials import agent_of
 from bugbout_tui.rules.judge_models import (
     POLICIES,
     Assessment,
@@ -60,7 +60,6 @@ _BROKEN = frozenset({"failed", "error", "uncollected"})
 """Outcomes on a patch that turn a test passing on the base into a breakage."""
 _PASSES = "passed"
 """The only outcome that counts as passing: an `xfailed` test still failed."""
-_TRIAL = re.compile(r"#\d+$")
 
 
 def author_identity(name: str) -> str:
@@ -69,7 +68,7 @@ def author_identity(name: str) -> str:
     Trials of one agent share its habits and blind spots, so letting one vouch for
     another would let an agent support itself.
     """
-    return _TRIAL.sub("", name)
+    return agent_of(name)
 
 
 class _Gate(IntEnum):

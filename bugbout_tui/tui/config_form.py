@@ -89,6 +89,8 @@ SECTIONS: dict[str, tuple[FieldSpec, ...]] = {
                   "contestants is decided", "false"),
         FieldSpec("decided-at", "toml", "the chance, at most, of a wrongly decided pair",
                   "0.05"),
+        FieldSpec("trials", "int", "independent attempts of each contestant on each task",
+                  "1"),
     ),
     "judge": (
         FieldSpec("policy", "choice", "how one patch is picked per bug", "majority",
@@ -114,6 +116,8 @@ ASSIGNMENT = FieldSpec(
     "assignment", "choice", "reproduce the bug, or also specify the rule", "reproduce",
     ("reproduce", "specify"),
 )  # fmt: skip
+TRIALS = FieldSpec("trials", "int", "its attempts per task, each from a fresh checkout",
+                   "[run] trials")  # fmt: skip
 OPTIONS = FieldSpec(
     "options", "toml", "the agent's own options, a TOML table", '{ effort = "high" }'
 )
@@ -123,7 +127,7 @@ AGENT_TABLES: tuple[AgentTable, ...] = ("contestants", "examiners")
 
 
 def agent_fields(table: str) -> tuple[FieldSpec, ...]:
-    return (*AGENT_FIELDS, ASSIGNMENT) if table == "examiners" else AGENT_FIELDS
+    return (*AGENT_FIELDS, ASSIGNMENT) if table == "examiners" else (*AGENT_FIELDS, TRIALS)
 
 
 def fixed_agent_keys(table: str) -> frozenset[str]:

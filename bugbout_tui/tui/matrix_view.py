@@ -3,7 +3,9 @@
 A stored matrix holds one outcome per (tree, author, test). The screen shows one cell
 per (tree, author): how many of the author's tests passed on that tree, and how many of
 its reproductions (its tests that fail on the unfixed code, the judge's evidence) pass.
-Filters narrow the tests every cell counts; authors left with no test disappear.
+An author is one column as the judge sees it: an agent's repeated trials are one author,
+their tests pooled under it, while each trial's patch is a tree of its own. Filters
+narrow the tests every cell counts; authors left with no test disappear.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bugbout_tui.core.models import Author, Cell, Matrix
-from bugbout_tui.rules.judge import breaks, reproductions
+from bugbout_tui.core.trials import trial_label
+from bugbout_tui.rules.judge import author_identity, breaks, reproductions
 
 BASE = "base"
 
@@ -48,6 +51,16 @@ class TestLine:
     reproduction: bool
     breakage: bool
     """A suite or examiner test that passes on the unfixed code and fails on this patch."""
+    author: str = ""
+    """The matrix author the test is of: one of the column's trials."""
+    label: str = ""
+    """The test as the cell lists it: prefixed with its trial when the column pools more
+    than one (`alpha #2 · tests/test_x.py::test_y`)."""
+
+    @property
+    def key(self) -> str:
+        """Unique within a cell, as the label is: two trials may write tests of one name."""
+        return self.label
 
     @property
     def failing(self) -> bool:
@@ -61,8 +74,25 @@ class MatrixGrid:
     trees: list[str]
     """`base` first, then each patch's tree in the matrix's order."""
     authors: list[Author]
+    """One per column: an agent's trials pooled under its name, tests left empty."""
     cells: dict[tuple[str, str], CellSummary]
-    """(tree, author name) → summary."""
+    """(tree, column name) → summary."""
+
+
+def column_of(name: str, kind: str) -> str:
+    """The column a matrix author's tests are shown under: its agent, trials pooled."""
+    return name if kind == "suite" else author_identity(name)
+
+
+def columns(matrix: Matrix) -> list[tuple[Author, list[Author]]]:
+    """Each column (an author as the judge sees it) with the matrix authors it pools."""
+    groups: dict[str, list[Author]] = {}
+    for author in matrix.authors:
+        groups.setdefault(column_of(author.name, author.kind), []).append(author)
+    return [
+        (Author(name=name, kind=members[0].kind, vendor=members[0].vendor), members)
+        for name, members in groups.items()
+    ]
 
 
 def counted_tests(matrix: Matrix, author: Author, filters: Filters, repro: set[str]) -> list[str]:
@@ -100,26 +130,30 @@ def matrix_grid(matrix: Matrix, filters: Filters = Filters()) -> MatrixGrid:
     trees += [name for name in matrix.trees if name not in trees]
     authors: list[Author] = []
     cells: dict[tuple[str, str], CellSummary] = {}
-    for author in matrix.authors:
-        mine = repro.get(author.name, set())
-        tests = counted_tests(matrix, author, filters, mine)
-        if not tests and (filters.only_reproductions or filters.only_disagreements):
+    for column, members in columns(matrix):
+        counted = [
+            (member.name, test, test in repro.get(member.name, set()))
+            for member in members
+            for test in counted_tests(matrix, member, filters, repro.get(member.name, set()))
+        ]
+        if not counted and (filters.only_reproductions or filters.only_disagreements):
             continue
-        authors.append(author)
+        authors.append(column)
         for tree_name in trees:
             run = matrix.trees.get(tree_name)
             if run is None:
-                cells[(tree_name, author.name)] = CellSummary(0, 0, 0, 0, "not run")
+                cells[(tree_name, column.name)] = CellSummary(0, 0, 0, 0, "not run")
                 continue
-            results = run.cells.get(author.name, {})
-            passed = sum(1 for test in tests if _outcome(results.get(test)) == "passed")
-            counted_repro = [test for test in tests if test in mine]
-            cells[(tree_name, author.name)] = CellSummary(
-                passed=passed,
-                total=len(tests),
-                reproductions=len(counted_repro),
+            passing = [
+                _outcome(run.cells.get(name, {}).get(test)) == "passed" for name, test, _ in counted
+            ]
+            cells[(tree_name, column.name)] = CellSummary(
+                passed=sum(passing),
+                total=len(counted),
+                reproductions=sum(is_repro for _, _, is_repro in counted),
                 reproductions_passing=sum(
-                    1 for test in counted_repro if _outcome(results.get(test)) == "passed"
+                    passed and is_repro
+                    for passed, (_, _, is_repro) in zip(passing, counted, strict=True)
                 ),
                 error=run.error,
             )
@@ -127,24 +161,30 @@ def matrix_grid(matrix: Matrix, filters: Filters = Filters()) -> MatrixGrid:
 
 
 def cell_tests(matrix: Matrix, tree: str, author_name: str, filters: Filters) -> list[TestLine]:
-    """Every counted test of one author on one tree, with its outcome there and on the base;
-    failing tests first, since they are what a reader opens a cell to see."""
-    author = next((a for a in matrix.authors if a.name == author_name), None)
-    if author is None:
-        return []
-    repro = set(reproductions(matrix).get(author_name, []))
+    """Every counted test of one column on one tree (`author_name` may name the column or
+    any trial in it), with its outcome there and on the base; failing tests first, since
+    they are what a reader opens a cell to see."""
+    wanted = {column_of(a.name, a.kind) for a in matrix.authors if a.name == author_name}
+    wanted = wanted or {author_name}
+    members = [a for a in matrix.authors if column_of(a.name, a.kind) in wanted]
+    found = reproductions(matrix)
     run = matrix.trees.get(tree)
     base = matrix.trees.get(BASE)
-    here = run.cells.get(author_name, {}) if run is not None else {}
-    before = base.cells.get(author_name, {}) if base is not None else {}
-    lines = [
-        TestLine(
-            test,
-            here.get(test),
-            before.get(test),
-            test in repro,
-            tree != BASE and breaks(author, before.get(test), here.get(test)),
-        )
-        for test in counted_tests(matrix, author, filters, repro)
-    ]
+    lines = []
+    for author in members:
+        repro = set(found.get(author.name, []))
+        here = run.cells.get(author.name, {}) if run is not None else {}
+        before = base.cells.get(author.name, {}) if base is not None else {}
+        for test in counted_tests(matrix, author, filters, repro):
+            lines.append(
+                TestLine(
+                    test,
+                    here.get(test),
+                    before.get(test),
+                    test in repro,
+                    tree != BASE and breaks(author, before.get(test), here.get(test)),
+                    author=author.name,
+                    label=f"{trial_label(author.name)} · {test}" if len(members) > 1 else test,
+                )
+            )
     return sorted(lines, key=lambda line: not line.failing)

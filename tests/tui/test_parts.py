@@ -16,10 +16,10 @@ from tuiproject import EVENTS, _matrix_calc_1
 from bugbout_tui.core import look
 from bugbout_tui.core.config import JudgeConfig, ProjectConfig, RunConfig, TasksConfig
 from bugbout_tui.core.events import AttemptOutput, BoutStarted, StageStarted
-from bugbout_tui.core.models import Attempt, IssueRef, Oracle, OracleSet, Task
+from bugbout_tui.core.models import Attempt, Author, Cell, IssueRef, Matrix, Oracle, OracleSet, Task
 from bugbout_tui.core.patch import Patch
-from bugbout_tui.engine.state import BoutState
-from bugbout_tui.rules.judge import CellRef, Verdict
+from bugbout_tui.engine.state import AttemptView, BoutState
+from bugbout_tui.rules.judge import CellRef, Verdict, judge_all
 from bugbout_tui.tui.config_form import SECTIONS, parse_field, show_value
 from bugbout_tui.tui.feed import OutputBook
 from bugbout_tui.tui.matrix_view import Filters, cell_tests, matrix_grid
@@ -27,8 +27,9 @@ from bugbout_tui.tui.records import Records
 from bugbout_tui.tui.screens.attempt import patch_view
 from bugbout_tui.tui.screens.matrix import LEGEND
 from bugbout_tui.tui.screens.tasks import task_status
-from bugbout_tui.tui.screens.verdicts import fill_trail
+from bugbout_tui.tui.screens.verdicts import fill_trail, picked_words
 from bugbout_tui.tui.watch import JournalReader
+from bugbout_tui.tui.widgets.lane import attempt_row
 from bugbout_tui.tui.widgets.tail import OutputTail
 
 
@@ -244,3 +245,66 @@ async def test_one_reproduction_by_one_author_fails_in_the_trail() -> None:
         assert str(trail.root.children[0].label) == (
             "step 1 · reproductions: 1 test by 1 author fails on the unfixed code"
         )
+
+
+def _matrix_with_trials() -> Matrix:
+    """calc-1 with `slow` turned into careful's second trial, whose test has the very
+    name of careful's first trial's test."""
+    matrix = _matrix_calc_1()
+    test = "tests/test_mean_careful.py::test_empty_list"
+    second = Author(name="careful#2", kind="contestant", vendor="anthropic", tests=[test])
+    outcomes = {"base": "failed", "careful": "passed", "hasty": "failed", "slow": "passed"}
+    trees = {}
+    for name, run in matrix.trees.items():
+        cells = {**run.cells, "careful#2": {test: Cell(outcome=outcomes[name])}}  # type: ignore[arg-type]
+        renamed = "careful#2" if name == "slow" else name
+        trees[renamed] = run.model_copy(update={"tree": renamed, "cells": cells})
+    patches = [
+        p.model_copy(update={"contestant": "careful#2"}) if p.contestant == "slow" else p
+        for p in matrix.patches
+    ]
+    return matrix.model_copy(
+        update={"authors": [*matrix.authors[:1], second, *matrix.authors[1:]], "trees": trees,
+                "patches": patches}
+    )  # fmt: skip
+
+
+def test_a_column_per_author_with_its_trials_pooled_and_a_row_per_patch() -> None:
+    matrix = _matrix_with_trials()
+    grid = matrix_grid(matrix)
+    assert [a.name for a in grid.authors] == ["careful", "hasty", "examiner", "suite"]
+    assert grid.trees == ["base", "careful", "hasty", "careful#2"]
+    careful_on_hasty = grid.cells[("hasty", "careful")]
+    assert (careful_on_hasty.passed, careful_on_hasty.total) == (0, 2)
+    assert careful_on_hasty.reproductions == 2
+    assert grid.cells[("careful#2", "careful")].reproductions_passing == 2
+    # Entered from the verdicts by a trial's name, the cell lists the whole column, each
+    # test with its trial, so two trials' tests of one name stay apart.
+    lines = cell_tests(matrix, "hasty", "careful#2", Filters())
+    assert [line.label for line in lines] == [
+        "careful · tests/test_mean_careful.py::test_empty_list",
+        "careful #2 · tests/test_mean_careful.py::test_empty_list",
+    ]
+    assert len({line.key for line in lines}) == 2
+
+
+def test_the_verdict_says_which_trials_patch_was_picked() -> None:
+    verdict = judge_all(_matrix_with_trials())["majority"]
+    assert verdict.pick == "careful"
+    assert picked_words(verdict) == "picks careful #1's patch"
+    second = verdict.model_copy(update={"pick": "careful#2"})
+    assert picked_words(second) == "picks careful #2's patch"
+    alone = judge_all(_matrix_calc_1())["majority"]
+    assert picked_words(alone) == f"picks {alone.pick}"
+
+
+def test_the_race_board_names_a_trial_as_agent_and_number() -> None:
+    view = AttemptView(
+        attempt="invoicekit-5/careful#2",
+        task="invoicekit-5",
+        contestant="careful#2",
+        role="contestant",
+        quota="claude-code",
+    )
+    now = datetime.now(UTC)
+    assert attempt_row(view, now).plain.startswith("· invoicekit-5 · careful #2")

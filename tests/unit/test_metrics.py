@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import math
+import random
+from fractions import Fraction
 
 import pytest
 
 from bugbout_tui.report.metrics import (
+    BOOTSTRAP_RESAMPLES,
     Z95,
+    Interval,
     auc,
+    bootstrap_interval,
     consistency_at_k,
     mcnemar_exact,
+    mean,
     median,
     pass_at_k,
+    pass_hat_k,
+    sign_flip_exact,
     wilson,
 )
 
@@ -184,3 +192,102 @@ def test_median() -> None:
     assert median([]) is None
     assert median([3.0, 1.0, 2.0]) == 2.0
     assert median([4.0, 1.0, 2.0, 3.0]) == 2.5
+
+
+# --- pass^k -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "expected"),
+    [
+        (5, 2, 1, 2 / 5),  # C(2,1)/C(5,1): one trial is right as often as c/n
+        (5, 2, 2, 1 / 10),  # C(2,2)/C(5,2): both of 2 drawn right
+        (5, 2, 3, 0.0),  # C(2,3) = 0: three right trials cannot be drawn from two
+        (3, 2, 2, 1 / 3),  # C(2,2)/C(3,2)
+        (5, 3, 3, 1 / 10),  # C(3,3)/C(5,3)
+        (3, 3, 3, 1.0),
+        (4, 0, 1, 0.0),
+    ],
+)
+def test_pass_hat_k_by_hand(n: int, c: int, k: int, expected: float) -> None:
+    assert pass_hat_k(n, c, k) == pytest.approx(expected, abs=1e-15)
+
+
+def test_pass_hat_1_is_pass_at_1() -> None:
+    assert all(pass_hat_k(6, c, 1) == pass_at_k(6, c, 1) for c in range(7))
+
+
+@pytest.mark.parametrize(("n", "c", "k"), [(5, 6, 1), (5, -1, 1), (5, 2, 0), (2, 1, 3)])
+def test_pass_hat_k_refuses_impossible_arguments(n: int, c: int, k: int) -> None:
+    """k > n included: a task with fewer trials than k has no pass^k, so the report
+    leaves it out rather than guess."""
+    with pytest.raises(ValueError):
+        pass_hat_k(n, c, k)
+
+
+# --- bootstrap over tasks -----------------------------------------------------------------
+
+
+def test_bootstrap_needs_two_tasks() -> None:
+    assert bootstrap_interval([], mean) is None
+    assert bootstrap_interval([0.5], mean) is None
+
+
+def test_bootstrap_of_identical_tasks_is_that_value() -> None:
+    assert bootstrap_interval([0.25] * 7, mean) == Interval(0.25, 0.25)
+
+
+def test_bootstrap_is_reproducible_and_seeded() -> None:
+    values = [0.0, 1.0, 1 / 3, 2 / 3, 1.0, 0.0, 0.5, 1.0]
+    first = bootstrap_interval(values, mean)
+    assert first is not None and first == bootstrap_interval(values, mean)
+    assert first.low < mean(values) < first.high
+    assert bootstrap_interval(values, mean, seed=1) != first
+
+
+def test_bootstrap_ends_are_the_nearest_rank_percentiles() -> None:
+    """Two tasks, 0 and 1: a resample's mean is 0, ½ or 1 with chances ¼, ½, ¼, so the
+    2.5% point is 0 and the 97.5% point is 1 (each end holds far more than 2.5%)."""
+    assert bootstrap_interval([0.0, 1.0], mean) == Interval(0.0, 1.0)
+    # Three tasks, one right: the mean is 1 only when all three draws are it (1/27 ≈
+    # 3.7% > 2.5%), so the upper end is 1; it is 0 with chance 8/27, so the lower is 0.
+    assert bootstrap_interval([0.0, 0.0, 1.0], mean) == Interval(0.0, 1.0)
+
+
+def test_bootstrap_matches_its_definition() -> None:
+    """Against the percentile interval worked out from the same seeded draws."""
+    values = [0.0, 1.0, 1.0, 0.5, 0.0, 1.0, 2 / 3, 1 / 3, 1.0, 0.0]
+    rng = random.Random(16)
+    means = sorted(
+        sum(values[i] for i in rng.choices(range(10), k=10)) / 10
+        for _ in range(BOOTSTRAP_RESAMPLES)
+    )
+    found = bootstrap_interval(values, mean)
+    assert found is not None
+    assert found.low == pytest.approx(means[49]) and found.high == pytest.approx(means[1949])
+
+
+def test_bootstrap_of_a_ratio_resamples_whole_tasks() -> None:
+    """Resolved share over all trials: (resolved, trials) pairs stay together."""
+    tasks = [(3, 3), (0, 3), (1, 2), (2, 3)]
+    found = bootstrap_interval(tasks, lambda s: sum(r for r, _ in s) / sum(n for _, n in s))
+    assert found is not None and 0.0 <= found.low < 6 / 11 < found.high <= 1.0
+
+
+# --- the paired sign-flip test ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("b", "c"), [(5, 0), (3, 1), (2, 2), (7, 2), (0, 0), (1, 9)])
+def test_sign_flip_on_yes_or_no_outcomes_is_mcnemar(b: int, c: int) -> None:
+    differences = [Fraction(1)] * b + [Fraction(-1)] * c + [Fraction(0)] * 4
+    assert sign_flip_exact(differences) == pytest.approx(mcnemar_exact(b, c), abs=1e-15)
+
+
+def test_sign_flip_with_rates_by_hand() -> None:
+    # ±1 ± 1/2: sums ±3/2, ±1/2; |sum| ≥ 3/2 in 2 of 4.
+    assert sign_flip_exact([Fraction(1), Fraction(1, 2)]) == 0.5
+    # ±1 ± 1/3 ± 1/3: sums 5/3, 1, 1, 1/3 and their negatives; |sum| ≥ 5/3 in 2 of 8.
+    assert sign_flip_exact([Fraction(1), Fraction(1, 3), Fraction(1, 3)]) == 0.25
+    # ±2/3 ± 1/3 around an observed 1/3: every assignment is at least as far out.
+    assert sign_flip_exact([Fraction(2, 3), Fraction(-1, 3)]) == 1.0
+    assert sign_flip_exact([]) == 1.0

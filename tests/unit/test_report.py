@@ -768,12 +768,53 @@ def test_repeated_trials() -> None:
     assert pass_at[2] == (3, 1.0, 2)
     # consistency@3 over t1 and t2: only t1's three trials agree.
     assert (row.consistency, row.consistency_tasks) == (0.5, 2)
+    # Over all trials: 3 + 1 + 1 resolved of 3 + 3 + 2 scored (the quota is no sample).
+    assert (row.resolved_trials, row.scored_trials, row.resolved_share) == (5, 8, 5 / 8)
+    assert row.resolved_low is not None and row.resolved_high is not None
+    assert row.resolved_low < 5 / 8 < row.resolved_high
+    # pass^k = C(c,k)/C(n,k): k=1 as pass@1; k=2: t1 1, t2 C(1,2) = 0, t3 C(1,2) = 0;
+    # k=3 only over t1 (1) and t2 (0).
+    pass_hat = [(p.k, p.value, p.tasks) for p in row.pass_hat]
+    assert pass_hat[0][1] == pytest.approx(pass_at[0][1])
+    assert pass_hat[1][0] == 2 and pass_hat[1][1] == pytest.approx(1 / 3)
+    assert pass_hat[2] == (3, 0.5, 2)
+    # Bootstrap intervals over tasks: t1 and t2 both 1 at pass@3, so no spread; the
+    # consistency of one agreeing and one split task spans everything.
+    assert (row.pass_at[2].low, row.pass_at[2].high) == (1.0, 1.0)
+    assert (row.consistency_low, row.consistency_high) == (0.0, 1.0)
     # The agents table keeps to each contestant's first trial.
     alpha = report.agents.rows[0]
     assert (alpha.resolved, alpha.wrong_fix) == (2, 1)
     # Abstentions for want of verdicts: every task counts as not right for the judge.
     assert report.picking.policies[0].abstained == 3
     assert rate(report.picking.oracle) == (3, 3)
+    # With trials the judge meets the best agent on per-task rates: alpha's are 3/3,
+    # 1/3 and 1/3 (t3's quota trial counts as not right, as it would alone).
+    picking = report.picking
+    assert picking.best_agent == "alpha"
+    assert picking.best_agent_rate is not None
+    assert picking.best_agent_rate.count == pytest.approx(5 / 3)
+    assert picking.random_agent.count == pytest.approx(5 / 9)  # beta's and gamma's are 0
+    versus = picking.policies[0].versus_best
+    assert versus is not None and versus.test == "sign-flip"
+    # Differences -1, -1/3, -1/3: mean -5/9; |±1 ± 1/3 ± 1/3| ≥ 5/3 in 2 of 8 sign flips.
+    assert versus.difference == pytest.approx(-5 / 9)
+    assert (versus.judge_only, versus.agent_only, versus.p_value) == (0, 3, 0.25)
+    assert versus.low is not None and versus.high is not None
+    assert versus.low <= -5 / 9 <= versus.high
+    assert picking.summary.endswith(
+        "the best single agent (alpha) 1.7 of 3 per trial on average; the judge's result "
+        "minus its resolved rate, task by task, averages -0.56, 95% CI "
+        f"{versus.low:+.2f} to {versus.high:+.2f}, p = 0.25 by an exact sign-flip test: "
+        "not evidence either is better."
+    )
+
+
+def test_one_trial_keeps_the_exact_mcnemar(report: Report) -> None:
+    for side in report.picking.policies:
+        if side.versus_best is not None:
+            assert side.versus_best.test == "mcnemar"
+            assert side.versus_best.difference is None
 
 
 def test_no_scored_task_reads_as_such() -> None:
@@ -836,7 +877,15 @@ def test_markdown_shows_trials_when_there_are_some() -> None:
     report = build_report(**records(resolutions=resolutions))
     text = render_markdown(report)
     assert "## Repeated trials" in text
-    assert "| alpha | 2 | 50% | 100% |" in text
+    header = "| Agent | Trials | Resolved, all trials | pass@1 | pass@2 | pass^2 | Consistency |"
+    assert header in text
+    # One task: no interval (a bootstrap over one task would be a point).
+    assert "| alpha | 2 | 1 of 2, 50% | 50% | 100% | 0% | 0% of 1 task |" in text
+    console = Console(file=io.StringIO(), width=140, record=True)
+    console.print(render_terminal(report))
+    terminal = console.export_text()
+    assert "Repeated trials" in terminal and "pass^2" in terminal
+    assert "1 of 2, 50%" in terminal
 
 
 def test_an_oversized_patch_is_counted_in_no_fix_and_listed_with_its_cap() -> None:

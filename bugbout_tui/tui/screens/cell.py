@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Static
 from bugbout_tui.core import look
 from bugbout_tui.core.models import Attempt
 from bugbout_tui.core.text import inert, inert_line
-from bugbout_tui.tui.matrix_view import BASE, Filters, TestLine, cell_tests
+from bugbout_tui.tui.matrix_view import BASE, Filters, TestLine, cell_tests, column_of
 from bugbout_tui.tui.screens.base import BoutScreen
 from bugbout_tui.tui.widgets.columns import Column, add_columns, fit_columns
 
@@ -109,7 +109,11 @@ class CellScreen(BoutScreen):
             title.update(Text(f"No matrix for {inert_line(self.task_id)}.", style="yellow"))
             return
         author = next((a for a in matrix.authors if a.name == self.author), None)
-        kind = author.kind if author is not None else "author"
+        kind: str = author.kind if author is not None else "author"
+        column = column_of(self.author, kind)
+        trials = sum(column_of(a.name, a.kind) == column for a in matrix.authors)
+        if trials > 1:
+            kind += f", {trials} trials pooled"
         where = (
             "the unfixed base"
             if self.tree_name == BASE
@@ -117,7 +121,7 @@ class CellScreen(BoutScreen):
         )
         header = Text.assemble(
             (inert_line(self.task_id), "bold"), " · tests by ",
-            (inert_line(self.author), "bold cyan"), f" ({kind}) on ", (where, "bold"),
+            (inert_line(column), "bold cyan"), f" ({kind}) on ", (where, "bold"),
         )  # fmt: skip
         run = matrix.trees.get(self.tree_name)
         if run is not None and run.error:
@@ -130,14 +134,18 @@ class CellScreen(BoutScreen):
         table.clear()
         for line in self._lines:
             table.add_row(
-                Text(inert_line(line.test), no_wrap=True, overflow="ellipsis"),
+                Text(inert_line(line.label), no_wrap=True, overflow="ellipsis"),
                 look.outcome_text(line.cell.outcome if line.cell else None),
                 look.outcome_text(line.base.outcome if line.base else None),
                 counts_as_text(line),
-                key=line.test,
+                key=line.key,
             )
-        if self.focus_test is not None and self.focus_test in {x.test for x in self._lines}:
-            table.move_cursor(row=table.get_row_index(self.focus_test))
+        focus = next(
+            (x.key for x in self._lines if (x.author, x.test) == (self.author, self.focus_test)),
+            None,
+        )
+        if focus is not None:
+            table.move_cursor(row=table.get_row_index(focus))
         self._show_detail(table.cursor_row)
         attempt = self.session.records.attempt(self.task_id, self.tree_name)
         self.query_one("#cell-patch", Static).update(source_patch_view(self.tree_name, attempt))
@@ -153,7 +161,7 @@ class CellScreen(BoutScreen):
                                style="dim"))  # fmt: skip
             return
         line = self._lines[row]
-        parts = [Text.assemble(("test ", "dim"), (inert_line(line.test), "bold"))]
+        parts = [Text.assemble(("test ", "dim"), (inert_line(line.label), "bold"))]
         if line.reproduction:
             parts.append(Text("⚑ a reproduction: it fails on the unfixed code, so it tests the "
                               "bug",

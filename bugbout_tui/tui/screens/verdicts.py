@@ -24,6 +24,7 @@ from bugbout_tui.core.config_doc import ConfigDocument
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.models import Resolution
 from bugbout_tui.core.text import inert_line
+from bugbout_tui.core.trials import trial_label_among
 from bugbout_tui.rules.judge import POLICIES, Assessment, CellRef, Verdict
 from bugbout_tui.tui.records import Records
 from bugbout_tui.tui.screens.base import BoutScreen
@@ -38,7 +39,7 @@ def pick_text(verdict: Verdict | None, records: Records) -> Text:
         return NO_VERDICT
     if verdict.pick is None:
         return Text("abstain", style="dim italic")
-    text = Text(inert_line(verdict.pick), style="bold")
+    text = Text(inert_line(_patch_label(verdict.pick, verdict)), style="bold")
     resolution = records.resolution(verdict.task, verdict.pick)
     if resolution is not None:
         mark = look.pick(resolution.status == "resolved")
@@ -60,9 +61,23 @@ def _add_cells(node: TreeNode[CellRef | None], cells: list[CellRef]) -> None:
         node.add_leaf(cell_label(ref), data=ref)
 
 
-def _assessment_label(assessment: Assessment, picked: bool) -> Text:
+def _patch_label(patch: str, verdict: Verdict) -> str:
+    """A patch named by its agent, with the trial when its agent ran several here."""
+    return trial_label_among(patch, (a.patch for a in verdict.assessments))
+
+
+def picked_words(verdict: Verdict) -> str:
+    """`picks careful`, or `picks careful #2's patch` when careful ran several trials:
+    which trial's patch it was is the point of picking among them."""
+    assert verdict.pick is not None
+    label = _patch_label(verdict.pick, verdict)
+    return f"picks {label}" if label == verdict.pick else f"picks {label}'s patch"
+
+
+def _assessment_label(assessment: Assessment, picked: bool, verdict: Verdict) -> Text:
     mark, style = ("✓ ", "bold green") if assessment.approved else ("✗ ", "bold red")
-    label = Text.assemble((mark, style), (inert_line(assessment.patch), "bold"))
+    shown = _patch_label(assessment.patch, verdict)
+    label = Text.assemble((mark, style), (inert_line(shown), "bold"))
     if picked:
         label.append(" (the pick)", style="bold green")
     label.append(f": {'approved' if assessment.approved else 'rejected'} — ")
@@ -78,7 +93,7 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
         (inert_line(verdict.task), "bold"), " under ", (verdict.policy, "bold cyan"), ": "
     )
     if verdict.pick is not None:
-        head.append(f"picks {inert_line(verdict.pick)}", style="bold green")
+        head.append(inert_line(picked_words(verdict)), style="bold green")
         resolution = records.resolution(verdict.task, verdict.pick)
         if resolution is not None:
             right = resolution.status == "resolved"
@@ -120,7 +135,7 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
         expand=True,
     )
     for assessment in verdict.assessments:
-        node = patches.add(_assessment_label(assessment, assessment.patch == verdict.pick))
+        node = patches.add(_assessment_label(assessment, assessment.patch == verdict.pick, verdict))
         independent = inert_line(", ".join(assessment.independent)) or "none"
         node.add_leaf(Text.assemble(("independent authors: ", "bold"), independent))
         support = node.add(

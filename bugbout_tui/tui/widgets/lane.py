@@ -23,6 +23,7 @@ from textual.widgets import Static
 from bugbout_tui.agents.quota import limit_resets
 from bugbout_tui.core import look
 from bugbout_tui.core.text import inert_line
+from bugbout_tui.core.trials import trial_label
 from bugbout_tui.engine.state import AttemptView, BoutState, LaneView
 from bugbout_tui.tui.feed import OutputBook
 from bugbout_tui.tui.widgets.pick_list import PickList
@@ -54,7 +55,7 @@ def attempt_row(view: AttemptView, now: datetime, ended: bool = False) -> Text:
     """One attempt as a line of the lane's list."""
     phase = shown_phase(view, ended)
     line = Text.assemble(look.phase(phase).mark(), " ", (inert_line(view.task), "bold"), " · ")
-    line.append(inert_line(view.contestant))
+    line.append(inert_line(trial_label(view.contestant)))
     if view.role == "examiner" and "examiner" not in view.contestant:
         line.append(" (examiner)", style="dim")
     took = elapsed(view, now)
@@ -222,7 +223,7 @@ class LaneBox(Container):
         elif running:
             view = running[0]
             second = Text.assemble(("▶ ", "bold yellow"), (inert_line(view.task), "bold"), " · ")
-            second.append(inert_line(view.contestant))
+            second.append(inert_line(trial_label(view.contestant)))
             took = elapsed(view, now)
             if took is not None:
                 second.append(f" · {look.clock(took)}", style="yellow")
