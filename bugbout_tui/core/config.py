@@ -12,7 +12,7 @@ import difflib
 import re
 import sys
 from collections.abc import Mapping
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from importlib.metadata import entry_points
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal, Self
@@ -114,6 +114,8 @@ _AGENT_NICKNAMES = {
 _GITHUB_REPO = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?/[A-Za-z0-9._-]+$")
 _PYTHON_VERSION = re.compile(r"^3\.\d{1,2}$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DURATION = re.compile(r"(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?")
+_DURATION_EXAMPLE = 'must be a duration such as "6h", "90m", "1h30m" or "45s"'
 
 
 def _dashed(name: str) -> str:
@@ -377,6 +379,24 @@ class RunConfig(_Section):
     hide_touched_tests: bool = False
     """Keep every test file the fix touched out of the agents' checkouts, old content
     and all, rather than hand them the base's test files as they were."""
+    wait_for_quota: timedelta | None = None
+    """How long a lane parked on a usage limit may wait for its window to reopen and
+    then resume within the run; None: it parks until a later run."""
+
+    @field_validator("wait_for_quota", mode="before")
+    @classmethod
+    def _parse_wait(cls, value: object) -> object:
+        if value is None:
+            return None
+        found = _DURATION.fullmatch(value.strip()) if isinstance(value, str) else None
+        if found is None or not any(found.groupdict().values()):
+            raise config_error(_DURATION_EXAMPLE)
+        parts = {unit: int(n) for unit, n in found.groupdict().items() if n is not None}
+        wait = timedelta(hours=parts.get("h", 0), minutes=parts.get("m", 0),
+                         seconds=parts.get("s", 0))  # fmt: skip
+        if not wait:
+            raise config_error(f"{_DURATION_EXAMPLE}; leave it out not to wait")
+        return wait
 
     def capacity(self, quota: str) -> int:
         """How many runs on `quota` may go at once; one unless raised."""

@@ -30,6 +30,7 @@ from bugbout_tui.agents.base import (
     RunReport,
     Session,
 )
+from bugbout_tui.agents.quota import limit_resets
 from bugbout_tui.core.config import ProjectConfig
 from bugbout_tui.core.errors import BugboutError, ToolMissingError, UsageError
 from bugbout_tui.core.events import (
@@ -39,13 +40,22 @@ from bugbout_tui.core.events import (
     AttemptStatus,
     ErrorRaised,
     QuotaParked,
+    QuotaResumed,
 )
 from bugbout_tui.core.models import Attempt, Task, Tokens, attempt_name
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.core.paths import bugbout_home, known_homes
 from bugbout_tui.engine.context import StageContext, StageRunner
-from bugbout_tui.engine.scheduler import Job, QuotaParkedError, run_in_lanes
+from bugbout_tui.engine.scheduler import (
+    SYSTEM_CLOCK,
+    Clock,
+    Job,
+    Parking,
+    QuotaParkedError,
+    run_in_lanes,
+)
 from bugbout_tui.engine.testing import import_paths, tests_dir_at
+from bugbout_tui.engine.windows import WindowBook
 from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.git import repository_paths
 from bugbout_tui.infra.proc import ProcessResult, command_line_problem, run_process
@@ -193,9 +203,16 @@ class _Launch:
 class Race(StageRunner):
     """Runs the attempts a bout still needs and returns every stored attempt per task."""
 
-    def __init__(self, context: StageContext, entrants: Sequence[Entrant]) -> None:
+    def __init__(
+        self, context: StageContext, entrants: Sequence[Entrant], *, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         super().__init__(context)
         self.entrants = list(entrants)
+        self.clock = clock
+        """What lanes that wait out a usage window go by; a test's waits take no time."""
+        self.windows = WindowBook(self.project.store)
+        self._parkings: dict[str, Parking] = {}
+        """How each lane that parked in this run last did."""
         self.scratch = bugbout_home() / "attempts" / repo_key(self.repo)
         project_paths = _unique(
             [self.project.store.root, self.project.dir.resolve(), *repository_paths(self.repo)]
@@ -250,13 +267,21 @@ class Race(StageRunner):
         not_started = await run_in_lanes(
             jobs,
             self.project.config.run.quotas,
-            on_parked=lambda quota, message: self.bus.emit(
-                QuotaParked(quota=quota, message=message)
-            ),
+            on_parked=self._parked,
+            on_resumed=self._resumed,
+            on_requeued=lambda job: self._requeued(*waiting[id(job)]),
+            wait_for=self.project.config.run.wait_for_quota,
+            closed=self.windows.closed(self.clock.now()),
+            clock=self.clock,
         )
         for job in not_started:
+            parking = self._parkings.get(job.quota)
             detail = f"not started: the {job.quota} quota ran out earlier in this run"
-            self._record(_InProgress(*waiting[id(job)]), "quota", detail)
+            if parking is not None and parking.stored and parking.resets_at is not None:
+                until = parking.resets_at.astimezone().isoformat(sep=" ", timespec="seconds")
+                detail = f"not started: the {job.quota} usage window is closed until {until}"
+            resets_at = parking.resets_at if parking is not None else None
+            self._record(_InProgress(*waiting[id(job)]), "quota", detail, resets_at=resets_at)
         return {
             task.id: [a for e in self.entrants if (a := self._stored(task, e)) is not None]
             for task in tasks
@@ -265,12 +290,49 @@ class Race(StageRunner):
     def _needed(self, task: Task, stored: Attempt | None) -> bool:
         """Whether to run an attempt. A skipped one (no issue text, or an agent that
         could not be started) runs once the task has its text: no agent ran, so
-        nothing would run twice."""
+        nothing would run twice. One that met a usage limit runs again whenever lanes
+        wait out their windows (`wait-for-quota`): a run stopped while a lane waited
+        carries on where it was."""
         if stored is None:
             return True
         if stored.status == "skipped":
             return bool(task.statement)
+        if stored.status == "quota" and self.project.config.run.wait_for_quota is not None:
+            return True
         return self.retry_failed and stored.status in RETRYABLE
+
+    def _parked(self, parking: Parking) -> None:
+        """Say a lane parked, and keep its window for later runs when the agent said
+        when it reopens."""
+        self._parkings[parking.quota] = parking
+        now = self.clock.now()
+        if not parking.stored and parking.resets_at is not None and parking.resets_at > now:
+            self.windows.close(parking.quota, parking.message, parking.resets_at, now)
+        self.bus.emit(
+            QuotaParked(
+                quota=parking.quota,
+                message=parking.message,
+                resets_at=parking.resets_at,
+                resumes_at=parking.resumes_at,
+            )
+        )
+
+    def _resumed(self, quota: str) -> None:
+        self.windows.reopen(quota)
+        self.bus.emit(QuotaResumed(quota=quota))
+
+    def _requeued(self, task: Task, entrant: Entrant, attempt_id: str) -> None:
+        """An attempt that hit the limit waits to run again once its lane resumes."""
+        self._stops[attempt_id] = asyncio.Event()
+        self.bus.emit(
+            AttemptQueued(
+                attempt=attempt_id,
+                task=task.id,
+                contestant=entrant.agent.name,
+                role=entrant.role,
+                quota=entrant.agent.quota,
+            )
+        )
 
     def _stored(self, task: Task, entrant: Entrant) -> Attempt | None:
         store = self.project.store
@@ -280,7 +342,7 @@ class Race(StageRunner):
         async def run() -> None:
             attempt = await self._attempt(task, entrant, attempt_id)
             if attempt.status == "quota":
-                raise QuotaParkedError(attempt.detail or "usage limit reached")
+                raise QuotaParkedError(attempt.detail or "usage limit reached", attempt.resets_at)
 
         return run
 
@@ -425,11 +487,15 @@ class Race(StageRunner):
             unread = f"could not read what it left: {problem}"
             return self._record(run, "crashed", unread, exit_code=result.returncode)
         status, detail = _ending(result, patch, report, timeout=cfg.run.timeout)
+        resets_at = None
+        if status == "quota" and detail is not None:
+            resets_at = limit_resets(detail, self.clock.now())
         usage = report.usage
         attempt = self._record(
             run,
             status,
             detail,
+            resets_at=resets_at,
             exit_code=result.returncode,
             summary=(report.summary or "")[-SUMMARY_LIMIT:] or None,
             tokens=Tokens(
@@ -493,6 +559,7 @@ class Race(StageRunner):
         tokens: Tokens | None = None,
         cost: float | None = None,
         patch: Patch | None = None,
+        resets_at: datetime | None = None,
     ) -> Attempt:
         """Store how the attempt ended, and say so on the bus."""
         seconds = time.monotonic() - run.clock
@@ -514,6 +581,7 @@ class Race(StageRunner):
             logdir=str(run.logdir) if run.folder is not None else "",
             prompt_file=str(prompt) if prompt is not None and prompt.exists() else None,
             hidden=self._hidden(run.task),
+            resets_at=resets_at,
         )
         store = self.project.store
         store.write(attempt_path(store.attempts_dir, run.task.id, run.entrant.agent.name), attempt)
