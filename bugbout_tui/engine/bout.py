@@ -34,6 +34,7 @@ from bugbout_tui.engine.mine import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import Entrant, Race
 from bugbout_tui.engine.report import load_report, write_report
+from bugbout_tui.engine.scheduler import SYSTEM_CLOCK, Clock
 from bugbout_tui.engine.score import Scoring
 from bugbout_tui.infra.git import open_repository
 from bugbout_tui.infra.sandbox import Sandbox, select_sandbox
@@ -55,10 +56,13 @@ class Bout:
         examiners: Sequence[Entrant] | None = None,
         retry_failed: bool = False,
         sandbox: Sandbox | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         """`contestants` (adapter objects) replace the config's; examiners likewise;
-        `sandbox` replaces the one `[run] sandbox` picks (the demo's fallback)."""
+        `sandbox` replaces the one `[run] sandbox` picks (the demo's fallback); `clock`
+        is what the race's lanes wait out usage windows by."""
         self.project = project
+        self.clock = clock
         self.bus = EventBus()
         """The journal opens only once `arun` holds the store's lock: constructing a bout
         beside a live run (a watcher, a second command) must not wipe that run's journal."""
@@ -150,7 +154,7 @@ class Bout:
         self.oracles = await truth.run(self.raceable_tasks())
 
     async def _race(self) -> None:
-        race = self._running_race = Race(await self.context(), self.entrants())
+        race = self._running_race = Race(await self.context(), self.entrants(), clock=self.clock)
         try:
             self.attempts = await race.run(self.scored_tasks())
         finally:
