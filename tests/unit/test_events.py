@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from bugbout_tui.core.events import (
     AttemptStarted,
     BaseEvent,
     QuotaParked,
+    QuotaResumed,
     StageFinished,
     StageStarted,
     parse_event,
@@ -109,3 +111,22 @@ def test_state_follows_an_attempt_through_its_lane() -> None:
     state.apply(StageFinished(stage="race", summary="1 attempt"))
     assert state.stages["race"].state == "done" and state.current is None
     assert state.events == 7
+
+
+def test_an_attempt_queued_again_after_a_limit_waits_first_and_a_resumed_lane_unparks() -> None:
+    state = BoutState()
+    for attempt in ("p-1/rationed", "p-2/rationed"):
+        task, contestant = attempt.split("/")
+        state.apply(AttemptQueued(attempt=attempt, task=task, contestant=contestant,
+                                  role="contestant", quota="plan"))  # fmt: skip
+    state.apply(AttemptStarted(attempt="p-1/rationed", logdir="/tmp/x"))
+    state.apply(AttemptFinished(attempt="p-1/rationed", status="quota", seconds=1.0))
+    state.apply(QuotaParked(quota="plan", message="limit", resumes_at=datetime.now(UTC)))
+    state.apply(AttemptQueued(attempt="p-1/rationed", task="p-1", contestant="rationed",
+                              role="contestant", quota="plan"))  # fmt: skip
+    lane = state.lanes["plan"]
+    assert lane.queued == ["p-1/rationed", "p-2/rationed"] and lane.finished == []
+    assert state.attempts["p-1/rationed"].phase == "queued"
+    assert lane.resumes_at is not None
+    state.apply(QuotaResumed(quota="plan"))
+    assert lane.parked is None and lane.resumes_at is None and lane.resets_at is None
