@@ -470,7 +470,14 @@ def test_the_rationed_plan_names_its_reset_and_caps_its_attempts(tmp_path: Path)
     assert limit_resets(capped, datetime.fromtimestamp(start + 200, UTC)) == (
         datetime.fromtimestamp(start + demo_agent.CAP_WINDOW, UTC)
     )
-    assert spend(start + demo_agent.CAP_WINDOW) is None
+    # the cap lifts; the two attempts since the last refill still count
+    lifted = start + demo_agent.CAP_WINDOW
+    short = spend(lifted)
+    assert short is not None
+    assert limit_resets(short, datetime.fromtimestamp(lifted, UTC)) == (
+        datetime.fromtimestamp(lifted + 20, UTC)
+    )
+    assert spend(lifted + 20) is None
 
 
 # ---------------------------------------------------------------- the demo directory
