@@ -120,7 +120,7 @@ def _waiting_until(lane: LaneView, resumes: datetime, now: datetime, width: int)
     """The countdown of a lane that resumes by itself: at the reset its agent named,
     or, when it named none, at its next probe."""
     verb = "resumes" if lane.resets_at is not None and resumes <= lane.resets_at else "tries again"
-    when = _when(resumes, now)
+    when = _when(resumes, now, seconds=True)
     left = (resumes - now).total_seconds()
     if left > 0:
         wordings = [(f"{verb} at {when}", f"in {look.clock(left)}"),
@@ -130,11 +130,13 @@ def _waiting_until(lane: LaneView, resumes: datetime, now: datetime, width: int)
     return _fitted(wordings, width)
 
 
-def _when(moment: datetime, now: datetime) -> str:
+def _when(moment: datetime, now: datetime, *, seconds: bool = False) -> str:
+    """A moment in local time, its date too when it is not today's; to the second for
+    a lane that resumes within the run, whose wait may be shorter than a minute."""
     local = moment.astimezone()
     if local.date() != now.astimezone().date():
         return local.strftime("%b %d %H:%M")
-    return local.strftime("%H:%M:%S" if local.second else "%H:%M")
+    return local.strftime("%H:%M:%S" if seconds and local.second else "%H:%M")
 
 
 def _fitted(wordings: list[tuple[str, str]], width: int) -> Text:
