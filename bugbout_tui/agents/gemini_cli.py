@@ -12,6 +12,7 @@ trusted for the session with `--skip-trust`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,11 @@ POLICY = "".join(
     f'[[rule]]\ntoolName = "{tool}"\ndecision = "deny"\npriority = 100\n\n' for tool in WEB_TOOLS
 )
 """A policy-engine rule per web tool; a deny without arguments hides the tool from the model."""
+
+
+_SUGGESTED_RETRY = re.compile(r"Suggested retry after \S+")
+"""Gemini CLI puts a quota error's retry delay on a line of its own below the API's
+message; the lane's reset time is read from it."""
 
 
 class GeminiCliAgent(CodingAgent, facts=GEMINI_CLI):
@@ -116,6 +122,9 @@ class GeminiCliAgent(CodingAgent, facts=GEMINI_CLI):
             # ("Attempt 1 failed: … exhausted your capacity") say nothing about that.
             texts = [error] if error is not None else [stderr[-SUMMARY_CHARS:]]
             quota = find_limit(texts, GEMINI_LIMIT, unless=GEMINI_NOT_A_LIMIT)
+            suggested = _SUGGESTED_RETRY.search(error or "")
+            if quota is not None and suggested is not None and suggested[0] not in quota:
+                quota = f"{quota} {suggested[0]}"
         return RunReport(summary=summary, usage=_usage(output.get("stats")), quota_message=quota)
 
 

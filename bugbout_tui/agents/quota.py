@@ -80,33 +80,48 @@ _IN = re.compile(
     re.IGNORECASE,
 )
 """A wait: "try again in 3 hours", "resets in 2h 13m"."""
+_AFTER = re.compile(
+    r"(?:reset after|retry in|retry after)\s+((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+"""Gemini CLI's waits, in Go-style durations: "Your quota will reset after 1h49m8s.",
+"Please retry in 12.5s", "Suggested retry after 34.07s."."""
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)", re.IGNORECASE)
+_PART_SECONDS = {"ms": 0.001, "h": 3_600.0, "m": 60.0, "s": 1.0}
 _UNIT = re.compile(r"(\d+)\s*(d|h|m|s)", re.IGNORECASE)
 _UNIT_SECONDS = {"d": 86_400, "h": 3_600, "m": 60, "s": 1}
 _AT = re.compile(
     r"(?:try again|resets?)\s+(?:at\s+|on\s+)?"
-    r"(?:(?P<month>[A-Z][a-z]{2})\s+(?P<day>\d{1,2})\s+at\s+)?"
-    r"(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<half>[ap]\.?m\.?)?"
+    r"(?:(?P<month>[A-Z][a-z]{2})\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+    r"(?:,\s*(?P<year>\d{4}))?\s+(?:at\s+)?)?"
+    r"(?P<hour>\d{1,2})(?::(?P<minute>\d{2})(?::(?P<second>\d{2}))?)?\s*(?P<half>[ap]\.?m\.?)?"
     r"(?:\s*\((?P<zone>[A-Za-z_]+(?:/[A-Za-z_+-]+)*)\))?",
     re.IGNORECASE,
 )
 """A moment: "resets at 14:05", "resets 4pm (Asia/Kuala_Lumpur)", "resets Apr 23 at 4pm
-(America/Recife)", "try again at 3:28 PM"."""
+(America/Recife)", Codex's "try again at 3:28 PM" and "try again at Aug 8th, 2026 12:30
+PM" (another day), the demo's "resets at 14:05:30"."""
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 
 def limit_resets(message: str, said_at: datetime) -> datetime | None:
     """When a usage limit resets, as far as the agent's message says; None when it does
-    not say (Codex's "Try again later", Gemini's quota errors) or says it unreadably.
+    not say (Codex's "Try again later", Gemini's daily quota) or says it unreadably.
 
-    Agents state it as an epoch, a wait ("in 3 hours", counted from `said_at`), or a
-    wall-clock time with or without a date and a zone; one without a zone is in this
-    machine's, where the agent ran. A time without a date is the next one to come.
+    Agents state it as an epoch, a wait ("in 3 hours", "after 1h49m8s", counted from
+    `said_at`), or a wall-clock time with or without a date and a zone; one without a
+    zone is in this machine's, where the agent ran. A time without a date is the next
+    one to come, counting the minute it was said in (a clock shown to the minute).
     """
     if found := _EPOCH.search(message):
         return datetime.fromtimestamp(int(found.group(1)), UTC)
     if found := _IN.search(message):
         seconds = sum(int(n) * _UNIT_SECONDS[u[0].lower()] for n, u in _UNIT.findall(found[1]))
         return said_at + timedelta(seconds=seconds) if seconds else None
+    if found := _AFTER.search(message):
+        parts = _PART.findall(found[1])
+        wait = sum(float(n) * _PART_SECONDS[unit.lower()] for n, unit in parts)
+        return said_at + timedelta(seconds=wait)
     for found in _AT.finditer(message):
         moment = _moment(found, said_at)
         if moment is not None:
@@ -116,13 +131,14 @@ def limit_resets(message: str, said_at: datetime) -> datetime | None:
 
 def _moment(found: re.Match[str], said_at: datetime) -> datetime | None:
     hour, minute, half = int(found["hour"]), int(found["minute"] or 0), found["half"]
+    second = int(found["second"] or 0)
     if found["minute"] is None and half is None:
         return None  # a bare number ("resets 3") is no time
     if half is not None:
         if not 1 <= hour <= 12:
             return None
         hour = hour % 12 + (12 if half.lower().startswith("p") else 0)
-    if hour > 23 or minute > 59:
+    if hour > 23 or minute > 59 or second > 59:
         return None
     zone: tzinfo | None = None
     if found["zone"]:
@@ -131,16 +147,21 @@ def _moment(found: re.Match[str], said_at: datetime) -> datetime | None:
         except (ZoneInfoNotFoundError, ValueError):
             zone = None
     local = said_at.astimezone(zone)  # no zone: this machine's
-    moment = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    moment = local.replace(hour=hour, minute=minute, second=second, microsecond=0)
     if found["month"] is not None:
         month = found["month"].lower()
         if month not in _MONTHS:
             return None
+        year = int(found["year"]) if found["year"] else moment.year
+        day = int(found["day"])
         try:
-            moment = moment.replace(month=_MONTHS.index(month) + 1, day=int(found["day"]))
+            moment = moment.replace(year=year, month=_MONTHS.index(month) + 1, day=day)
         except ValueError:
             return None
-        if moment < local - timedelta(days=1):
+        if found["year"] is None and moment < local - timedelta(days=1):
             moment = moment.replace(year=moment.year + 1)
         return moment
-    return moment if moment > local else moment + timedelta(days=1)
+    # A clock shown to the minute has cut its seconds off: a minute that began before
+    # the message is this one (the reset is due), not tomorrow's.
+    rounding = timedelta(seconds=1 if found["second"] else 60)
+    return moment if moment > local - rounding else moment + timedelta(days=1)

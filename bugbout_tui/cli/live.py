@@ -26,13 +26,14 @@ from bugbout_tui.core.events import (
     BoutDecided,
     ErrorRaised,
     QuotaParked,
+    QuotaResumed,
     RaceEstimated,
     StageFinished,
     StageStarted,
     TestRunFinished,
 )
 from bugbout_tui.core.text import inert_line
-from bugbout_tui.engine.state import AttemptView, BoutState
+from bugbout_tui.engine.state import AttemptView, BoutState, LaneView
 
 
 class LiveDisplay:
@@ -102,7 +103,14 @@ def _plain_line(event: BaseEvent, state: BoutState) -> str | None:
             detail = f": {event.detail}" if event.detail else ""
             return f"[race] {event.attempt} {event.status} after {took}{detail}"
         case QuotaParked():
-            return f"[race] lane {event.quota} parked: {event.message}"
+            line = f"[race] lane {event.quota} parked: {event.message}"
+            if event.resumes_at is not None:
+                return f"{line} (waiting; resumes at {_local(event.resumes_at)})"
+            if event.resets_at is not None:
+                return f"{line} (until a later run; resets at {_local(event.resets_at)})"
+            return line
+        case QuotaResumed():
+            return f"[race] lane {event.quota} resumed"
         case RaceEstimated():
             return f"[race] estimate: {estimate_summary(event.estimate)}"
         case BoutDecided():
@@ -126,6 +134,22 @@ def decided_line(event: BoutDecided) -> str:
         f"decided after task {event.after} ({event.tasks_done} of {event.tasks}) at "
         f"level {event.level:g}: {pairs}; no new task starts ({withdrawn} withdrawn)"
     )
+
+
+def _local(moment: datetime) -> str:
+    return moment.astimezone().isoformat(sep=" ", timespec="seconds")
+
+
+def parked_words(lane: LaneView, now: datetime) -> str:
+    """What a parked lane is doing: waiting, with the countdown to when it resumes, or
+    parked until a later run (with the countdown to its reset when that is known)."""
+    if lane.resumes_at is not None:
+        left = max(0.0, (lane.resumes_at - now).total_seconds())
+        return f"waiting: resumes in {look.clock(left)}"
+    if lane.resets_at is not None and lane.resets_at > now:
+        left = (lane.resets_at - now).total_seconds()
+        return f"parked: resets in {look.clock(left)}"
+    return "parked: usage limit"
 
 
 def render_state(state: BoutState, elapsed: float) -> RenderableType:
@@ -175,7 +199,7 @@ def _lanes(state: BoutState) -> Table:
         if lane.parked:
             table.add_row(
                 quota,
-                Text("parked: usage limit", style=look.phase("quota").style),
+                Text(parked_words(lane, now), style=look.phase("quota").style),
                 "",
                 Text(inert_line(lane.parked), style=look.phase("quota").style),
                 str(len(lane.queued)),

@@ -12,7 +12,7 @@ import difflib
 import re
 import sys
 from collections.abc import Mapping
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from importlib.metadata import entry_points
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal, Self
@@ -126,6 +126,8 @@ _BUDGET_INVALID = (
     'must be an amount with its unit in quotes, e.g. "$20", "2M tokens" or "40 attempts"'
 )
 _PRICE_INVALID = "must be a number of dollars per million tokens, at least 0"
+_DURATION = re.compile(r"(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?")
+_DURATION_EXAMPLE = 'must be a duration such as "6h", "90m", "1h30m" or "45s"'
 
 
 def _dashed(name: str) -> str:
@@ -424,6 +426,24 @@ class RunConfig(_Section):
     ] = 1
     """Independent attempts of each contestant on each task, each from a fresh checkout
     and a fresh agent home; a contestant's own `trials` overrides it."""
+    wait_for_quota: timedelta | None = None
+    """How long a lane parked on a usage limit may wait for its window to reopen and
+    then resume within the run; None: it parks until a later run."""
+
+    @field_validator("wait_for_quota", mode="before")
+    @classmethod
+    def _parse_wait(cls, value: object) -> object:
+        if value is None:
+            return None
+        found = _DURATION.fullmatch(value.strip()) if isinstance(value, str) else None
+        if found is None or not any(found.groupdict().values()):
+            raise config_error(_DURATION_EXAMPLE)
+        parts = {unit: int(n) for unit, n in found.groupdict().items() if n is not None}
+        wait = timedelta(hours=parts.get("h", 0), minutes=parts.get("m", 0),
+                         seconds=parts.get("s", 0))  # fmt: skip
+        if not wait:
+            raise config_error(f"{_DURATION_EXAMPLE}; leave it out not to wait")
+        return wait
 
     def capacity(self, quota: str) -> int:
         """How many runs on `quota` may go at once; one unless raised."""

@@ -107,6 +107,18 @@ class QuotaParked(BaseEvent):
     type: Literal["quota-parked"] = "quota-parked"
     quota: str
     message: str
+    resets_at: datetime | None = None
+    """When the agent said its limit resets; None when it did not say."""
+    resumes_at: datetime | None = None
+    """When the lane tries again in this run (`[run] wait-for-quota`); None: not in
+    this run, its attempts wait for a later one."""
+
+
+class QuotaResumed(BaseEvent):
+    """A lane that waited out its usage window starts attempts again."""
+
+    type: Literal["quota-resumed"] = "quota-resumed"
+    quota: str
 
 
 class RaceEstimated(BaseEvent):
@@ -174,6 +186,7 @@ Event = Annotated[
     | QuotaParked
     | RaceEstimated
     | BoutDecided
+    | QuotaResumed
     | TestRunStarted
     | TestRunFinished
     | ErrorRaised,

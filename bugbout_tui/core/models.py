@@ -381,6 +381,9 @@ class Attempt(Record):
     touched, under `hide-touched-tests`). None in records from before this was kept,
     when every test file the fix touched was kept out. Its tests are examined over
     exactly the files it had."""
+    resets_at: datetime | None = None
+    """For a `quota` attempt, when its agent said the usage limit resets (read from
+    `detail`); None when it did not say, and for every other status."""
 
     @property
     def id(self) -> str:
@@ -499,3 +502,24 @@ class Ledger(Record):
                 if tally.flipped:
                     found.setdefault(author, {})[test] = tally
         return found
+
+
+class LaneWindow(BaseModel):
+    """A quota lane's usage window, closed until `resets_at` as its agent said."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str
+    """The agent's usage-limit message."""
+    resets_at: datetime
+    said_at: datetime
+
+
+class LaneWindows(Record):
+    """`lanes.json`: each quota lane whose window a run saw close, until it reopens.
+
+    A run started while one is still closed waits for it, or records that lane's
+    attempts without starting any, instead of spending an attempt to find out again.
+    """
+
+    lanes: dict[str, LaneWindow] = Field(default_factory=dict)

@@ -128,6 +128,11 @@ class Store:
         """The flake ledger: every test outcome seen, by tree (`Ledger`)."""
         return self.root / "ledger.json"
 
+    @property
+    def lanes_path(self) -> Path:
+        """Each quota lane's usage window while it is closed (`LaneWindows`)."""
+        return self.root / "lanes.json"
+
     def matrix_path(self, task: str) -> Path:
         return self.matrices_dir / f"{task}.json"
 

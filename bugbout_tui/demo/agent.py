@@ -14,7 +14,9 @@ Styles:
 - careful: fixes every bug it recognises, with a regression test, and checks it.
 - hasty: fixes the example in the issue, sometimes wrongly, and runs nothing.
 - slow: fixes like careful, but takes its time, so the live board has something to show.
-- rationed: fixes like careful until its plan's usage limit, counted in `--state-dir`.
+- rationed: fixes like careful until its plan's usage limit, counted in `--state-dir`;
+  the plan refills `--window` seconds after it first turns an attempt away, and allows
+  `--cap` attempts at most in ten minutes.
 - examiner: writes tests from the issue and touches no source file.
 """
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -47,7 +50,9 @@ LIMIT_MESSAGE = "You've hit your usage limit."
 """The wording real agents use, which bugbout's usage-limit patterns recognise."""
 USAGE_FILE = "usage.json"
 DEFAULT_WINDOW = 600.0
-"""How long the rationed agent's plan takes to refill, in seconds."""
+"""How long the rationed agent's plan takes to refill once spent, in seconds."""
+CAP_WINDOW = 600.0
+"""The span of the rationed agent's larger limit (`--cap`), from its first attempt."""
 TEST_TIMEOUT = 120.0
 
 _TEST_COMMAND = re.compile(r"^ {4}(\S.*\bpytest\b.*)$", re.MULTILINE)
@@ -69,24 +74,52 @@ def test_command(prompt: str) -> str | None:
     return found.group(1).strip() if found else None
 
 
-def spend_allowance(state_dir: Path, allowance: int, window: float, now: float) -> str | None:
+def spend_allowance(
+    state_dir: Path, allowance: int, window: float, now: float, *, cap: int | None = None
+) -> str | None:
     """Count one attempt against the plan; the usage-limit message once it is spent.
 
-    The plan allows `allowance` attempts in any `window` seconds, like a subscription's
-    rolling limit: attempts older than the window no longer count.
+    The plan allows `allowance` attempts, then refills `window` seconds after the first
+    attempt it turned away, like a vendor's limit that names its reset. Anchored there,
+    the third attempt is turned away however fast or slow the machine runs the first
+    two. Over that, `cap` attempts at most in `CAP_WINDOW` from the first one (a weekly
+    limit beside the five-hour one). A reset is named to the second, rounded up, so it
+    is never too early.
     """
     path = state_dir / USAGE_FILE
     try:
         recorded = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        recorded = []
-    used = [t for t in recorded if isinstance(t, int | float) and now - t < window]
-    if len(used) >= allowance:
-        resets = time.strftime("%H:%M", time.localtime(min(used) + window))
-        return f"{LIMIT_MESSAGE} Try again later (your limit resets at {resets})."
+        recorded = {}
+    plan = recorded if isinstance(recorded, dict) else {}
+    used, total = _count(plan.get("used")), _count(plan.get("total"))
+    refills, first = _moment(plan.get("refills_at")), _moment(plan.get("first_at"))
+    if refills is not None and now >= refills:
+        used, refills = 0, None
+    if first is not None and now >= first + CAP_WINDOW:
+        total, first = 0, None
+    resets: float | None = None
+    if cap is not None and first is not None and total >= cap:
+        resets = first + CAP_WINDOW
+    elif used >= allowance:
+        resets = refills = now + window if refills is None else refills
+    else:
+        used, total, first = used + 1, total + 1, now if first is None else first
     state_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps([*used, now]), encoding="utf-8")
-    return None
+    plan = {"used": used, "refills_at": refills, "total": total, "first_at": first}
+    path.write_text(json.dumps(plan), encoding="utf-8")
+    if resets is None:
+        return None
+    when = time.strftime("%H:%M:%S", time.localtime(math.ceil(resets)))
+    return f"{LIMIT_MESSAGE} Try again later (your limit resets at {when})."
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _moment(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
 
 
 @dataclass
@@ -216,7 +249,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--allowance", type=int, default=2, help="attempts per window")
     parser.add_argument(
-        "--window", type=float, default=DEFAULT_WINDOW, help="seconds before the plan refills"
+        "--cap", type=int, default=None, help=f"attempts at most in {CAP_WINDOW:g} seconds"
+    )
+    parser.add_argument(
+        "--window", type=float, default=DEFAULT_WINDOW, help="seconds a spent plan takes to refill"
     )
     return parser
 
@@ -233,7 +269,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"cannot read the prompt: {error}", file=sys.stderr)
         return 2
     if style == "rationed" and args.state_dir is not None:
-        limit = spend_allowance(args.state_dir, args.allowance, args.window, time.time())
+        limit = spend_allowance(
+            args.state_dir, args.allowance, args.window, time.time(), cap=args.cap
+        )
         if limit is not None:
             print(limit, flush=True)
             return 1

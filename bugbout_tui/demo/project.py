@@ -33,7 +33,7 @@ from bugbout_tui.core.store import Store
 from bugbout_tui.demo.bugs import BUGS, Issue, Style
 from bugbout_tui.demo.repository import write_repository
 
-DEMO_VERSION = "1"
+DEMO_VERSION = "2"
 """Written into the marker file; a demo directory of another version is rebuilt."""
 MARKER = ".bugbout-demo"
 REPOSITORY = "invoicekit"
@@ -54,6 +54,15 @@ share a lane, so when the rationed one runs out the lane parks, as a shared plan
 EXAMINER_LANE = "lane-a"
 RATIONED_ALLOWANCE = 2
 """Attempts the rationed agent gets before its usage limit; the third one stops."""
+RATIONED_WINDOW = 20.0
+"""Seconds the rationed agent's spent plan takes to refill: its lane parks, waits and
+resumes within a minute."""
+RATIONED_CAP = 4
+"""Attempts the rationed agent gets in ten minutes, refills or not: its fifth stops on a
+limit that resets too late to wait for, and its lane parks until a later run."""
+WAIT_FOR_QUOTA = "2m"
+"""The demo's `[run] wait-for-quota`: long enough for the rationed agent's short window,
+too short for its ten-minute cap."""
 
 # ---------------------------------------------------------------- issues and configuration
 
@@ -119,12 +128,15 @@ def issues() -> list[dict[str, object]]:
     return items
 
 
-def agent_command(python: str, style: Style, state_dir: Path | None = None) -> list[str]:
+def agent_command(
+    python: str, style: Style, state_dir: Path | None = None, window: float = RATIONED_WINDOW
+) -> list[str]:
     """The command line of one scripted agent."""
     argv = [python, "-m", "bugbout_tui.demo.agent", "--style", style]
     argv += ["--prompt-file", "{prompt_file}"]
     if state_dir is not None:
         argv += ["--state-dir", str(state_dir), "--allowance", str(RATIONED_ALLOWANCE)]
+        argv += ["--window", f"{window:g}", "--cap", str(RATIONED_CAP)]
     return argv
 
 
@@ -132,7 +144,7 @@ def _toml_list(values: Sequence[str]) -> str:
     return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in values) + "]"
 
 
-def config_text(python: str, state_dir: Path) -> str:
+def config_text(python: str, state_dir: Path, window: float = RATIONED_WINDOW) -> str:
     """The demo's bugbout.toml: the running Python, two quota lanes, five agents."""
     lines = [
         "# The built-in demo: a sample project (invoicekit) whose history holds fixed bugs,",
@@ -152,13 +164,15 @@ def config_text(python: str, state_dir: Path) -> str:
         "timeout = 60",
         "test-timeout = 60",
         'quotas = { "lane-a" = 2, "lane-b" = 1 }',
+        "# A lane whose plan runs out waits this long at most for it to refill.",
+        f'wait-for-quota = "{WAIT_FOR_QUOTA}"',
         "",
         "[judge]",
         'policy = "majority"',
     ]
     for style, lane in CONTESTANTS:
         rationed = style == "rationed"
-        command = agent_command(python, style, state_dir if rationed else None)
+        command = agent_command(python, style, state_dir if rationed else None, window)
         lines += [
             "",
             "[[contestants]]",
@@ -252,14 +266,17 @@ def _check_interpreter(demo: DemoProject) -> None:
         )
 
 
-def build_demo(root: Path, *, python: str = sys.executable) -> DemoProject:
-    """Write a fresh demo into `root`, which must not exist or be empty."""
+def build_demo(
+    root: Path, *, python: str = sys.executable, window: float = RATIONED_WINDOW
+) -> DemoProject:
+    """Write a fresh demo into `root`, which must not exist or be empty; `window` is
+    how long the rationed agent's spent plan takes to refill."""
     demo = DemoProject(root.resolve())
     demo.root.mkdir(parents=True, exist_ok=True)
     write_repository(demo.repository)
     write_atomic(demo.issues_path, json.dumps(issues(), indent=2, ensure_ascii=False) + "\n")
     demo.state_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(demo.config_path, config_text(python, demo.state_dir))
+    write_atomic(demo.config_path, config_text(python, demo.state_dir, window))
     write_atomic(demo.root / MARKER, DEMO_VERSION + "\n")
     return demo
 

@@ -39,6 +39,7 @@ from bugbout_tui.engine.mine import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import Entrant, Race, pending_attempts
 from bugbout_tui.engine.report import load_report, write_report
+from bugbout_tui.engine.scheduler import SYSTEM_CLOCK, Clock
 from bugbout_tui.engine.score import Scoring
 from bugbout_tui.infra.git import open_repository
 from bugbout_tui.infra.sandbox import Sandbox, select_sandbox
@@ -62,10 +63,13 @@ class Bout:
         examiners: Sequence[Entrant] | None = None,
         retry_failed: bool = False,
         sandbox: Sandbox | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         """`contestants` (adapter objects) replace the config's; examiners likewise;
-        `sandbox` replaces the one `[run] sandbox` picks (the demo's fallback)."""
+        `sandbox` replaces the one `[run] sandbox` picks (the demo's fallback); `clock`
+        is what the race's lanes wait out usage windows by."""
         self.project = project
+        self.clock = clock
         self.bus = EventBus()
         """The journal opens only once `arun` holds the store's lock: constructing a bout
         beside a live run (a watcher, a second command) must not wipe that run's journal."""
@@ -159,7 +163,7 @@ class Bout:
     async def _race(self) -> None:
         context = await self.context()
         race = self._running_race = Race(
-            context, self.entrants(), watch=self._decision_watch(context)
+            context, self.entrants(), watch=self._decision_watch(context), clock=self.clock
         )
         tasks = self.scored_tasks()
         self.bus.emit(RaceEstimated(estimate=self._estimate(tasks, race.pending(tasks))))
@@ -233,7 +237,13 @@ class Bout:
                 f"{look.plural(len(unknown), 'task')} without ground truth yet are counted "
                 "as if it will score them; it may not"
             )
-        pending = pending_attempts(tasks, self.entrants(), store, retry_failed=self.retry_failed)
+        pending = pending_attempts(
+            tasks,
+            self.entrants(),
+            store,
+            retry_failed=self.retry_failed,
+            waits=self.project.config.run.wait_for_quota is not None,
+        )
         return self._estimate(tasks, pending, notes)
 
     def _estimate(

@@ -30,6 +30,7 @@ from bugbout_tui.agents.base import (
     RunReport,
     Session,
 )
+from bugbout_tui.agents.quota import limit_resets
 from bugbout_tui.core.config import ProjectConfig
 from bugbout_tui.core.errors import BugboutError, ToolMissingError, UsageError
 from bugbout_tui.core.events import (
@@ -40,6 +41,7 @@ from bugbout_tui.core.events import (
     BoutDecided,
     ErrorRaised,
     QuotaParked,
+    QuotaResumed,
 )
 from bugbout_tui.core.models import Attempt, Task, Tokens, attempt_name
 from bugbout_tui.core.patch import Patch
@@ -49,8 +51,16 @@ from bugbout_tui.core.trials import agent_of, trial_number
 from bugbout_tui.engine.budget import BudgetKeeper, Spender
 from bugbout_tui.engine.context import StageContext, StageRunner
 from bugbout_tui.engine.decided import DecisionWatch
-from bugbout_tui.engine.scheduler import Job, QuotaParkedError, run_in_lanes
+from bugbout_tui.engine.scheduler import (
+    SYSTEM_CLOCK,
+    Clock,
+    Job,
+    Parking,
+    QuotaParkedError,
+    run_in_lanes,
+)
 from bugbout_tui.engine.testing import import_paths, tests_dir_at
+from bugbout_tui.engine.windows import WindowBook
 from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.git import repository_paths
 from bugbout_tui.infra.proc import ProcessResult, command_line_problem, run_process
@@ -117,10 +127,16 @@ def attempt_path(attempts_dir: Path, task: str, name: str) -> Path:
 
 
 def pending_attempts(
-    tasks: Sequence[Task], entrants: Sequence[Entrant], store: Store, *, retry_failed: bool
+    tasks: Sequence[Task],
+    entrants: Sequence[Entrant],
+    store: Store,
+    *,
+    retry_failed: bool,
+    waits: bool = False,
 ) -> list[tuple[Task, Entrant]]:
     """The attempts a race over `tasks` would start, in the order it starts them
-    (task-major: each lane alternates between its agents)."""
+    (task-major: each lane alternates between its agents). `waits`: lanes wait out
+    their usage windows (`wait-for-quota`)."""
     return [
         (task, entrant)
         for task in tasks
@@ -129,18 +145,25 @@ def pending_attempts(
             task,
             store.read(attempt_path(store.attempts_dir, task.id, entrant.agent.name), Attempt),
             retry_failed=retry_failed,
+            waits=waits,
         )
     ]
 
 
-def needs_attempt(task: Task, stored: Attempt | None, *, retry_failed: bool) -> bool:
+def needs_attempt(
+    task: Task, stored: Attempt | None, *, retry_failed: bool, waits: bool = False
+) -> bool:
     """Whether to run an attempt. A skipped one (no issue text, or an agent that could
     not be started) runs once the task has its text, and one stopped by a budget runs
-    whenever the budget allows: no agent ran, so nothing would run twice."""
+    whenever the budget allows: no agent ran, so nothing would run twice. One that met a
+    usage limit runs again whenever lanes wait out their windows (`waits`): a run
+    stopped while a lane waited carries on where it was."""
     if stored is None or stored.status == "budget":
         return True
     if stored.status == "skipped":
         return bool(task.statement)
+    if stored.status == "quota" and waits:
+        return True
     return retry_failed and stored.status in RETRYABLE
 
 
@@ -234,9 +257,11 @@ class Race(StageRunner):
         entrants: Sequence[Entrant],
         *,
         watch: DecisionWatch | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         """`watch`, under `[run] stop-when-decided`, scores each task as its contestants'
-        attempts are all recorded and says when no new task need start."""
+        attempts are all recorded and says when no new task need start; `clock` is what
+        lanes that wait out a usage window go by (a test's waits take no time)."""
         super().__init__(context)
         self.entrants = list(entrants)
         self.watch = watch
@@ -250,6 +275,10 @@ class Race(StageRunner):
         """Trial by trial, each in the entrants' order: on a task every agent's first
         trial comes before any agent's second, so a lane shared by several agents
         alternates between them rather than running one agent's trials back to back."""
+        self.clock = clock
+        self.windows = WindowBook(self.project.store)
+        self._parkings: dict[str, Parking] = {}
+        """How each lane that parked in this run last did."""
         self.scratch = bugbout_home() / "attempts" / repo_key(self.repo)
         project_paths = _unique(
             [self.project.store.root, self.project.dir.resolve(), *repository_paths(self.repo)]
@@ -280,7 +309,11 @@ class Race(StageRunner):
     def pending(self, tasks: Sequence[Task]) -> list[tuple[Task, Entrant]]:
         """The attempts `run(tasks)` would start, in its order."""
         return pending_attempts(
-            tasks, self._in_turn, self.project.store, retry_failed=self.retry_failed
+            tasks,
+            self._in_turn,
+            self.project.store,
+            retry_failed=self.retry_failed,
+            waits=self.project.config.run.wait_for_quota is not None,
         )
 
     async def run(self, tasks: Sequence[Task]) -> dict[str, list[Attempt]]:
@@ -309,16 +342,26 @@ class Race(StageRunner):
         not_started = await run_in_lanes(
             jobs,
             self.project.config.run.quotas,
-            on_parked=lambda quota, message: self.bus.emit(
-                QuotaParked(quota=quota, message=message)
-            ),
+            on_parked=self._parked,
+            on_resumed=self._resumed,
+            on_requeued=lambda job: self._requeued(*waiting[id(job)]),
+            wait_for=self.project.config.run.wait_for_quota,
+            closed=self.windows.closed(self.clock.now()),
+            clock=self.clock,
         )
         for job in not_started:
             task, entrant, attempt_id = waiting[id(job)]
             if not self._still_to_start(task):
                 continue
+            parking = self._parkings.get(job.quota)
             detail = f"not started: the {job.quota} quota ran out earlier in this run"
-            self._record(_InProgress(task, entrant, attempt_id), "quota", detail)
+            if parking is not None and parking.stored and parking.resets_at is not None:
+                until = parking.resets_at.astimezone().isoformat(sep=" ", timespec="seconds")
+                detail = f"not started: the {job.quota} usage window is closed until {until}"
+            resets_at = parking.resets_at if parking is not None else None
+            self._record(
+                _InProgress(task, entrant, attempt_id), "quota", detail, resets_at=resets_at
+            )
         return {
             task.id: [
                 *(a for e in self.entrants if (a := self._stored(task, e)) is not None),
@@ -345,6 +388,39 @@ class Race(StageRunner):
         found = (store.read(attempt_path(store.attempts_dir, task.id, n), Attempt) for n in beyond)
         return [a for a in found if a is not None and a.role == "contestant"]
 
+    def _parked(self, parking: Parking) -> None:
+        """Say a lane parked, and keep its window for later runs when the agent said
+        when it reopens."""
+        self._parkings[parking.quota] = parking
+        now = self.clock.now()
+        if not parking.stored and parking.resets_at is not None and parking.resets_at > now:
+            self.windows.close(parking.quota, parking.message, parking.resets_at, now)
+        self.bus.emit(
+            QuotaParked(
+                quota=parking.quota,
+                message=parking.message,
+                resets_at=parking.resets_at,
+                resumes_at=parking.resumes_at,
+            )
+        )
+
+    def _resumed(self, quota: str) -> None:
+        self.windows.reopen(quota)
+        self.bus.emit(QuotaResumed(quota=quota))
+
+    def _requeued(self, task: Task, entrant: Entrant, attempt_id: str) -> None:
+        """An attempt that hit the limit waits to run again once its lane resumes."""
+        self._stops[attempt_id] = asyncio.Event()
+        self.bus.emit(
+            AttemptQueued(
+                attempt=attempt_id,
+                task=task.id,
+                contestant=entrant.agent.name,
+                role=entrant.role,
+                quota=entrant.agent.quota,
+            )
+        )
+
     def _stored(self, task: Task, entrant: Entrant) -> Attempt | None:
         store = self.project.store
         return store.read(attempt_path(store.attempts_dir, task.id, entrant.agent.name), Attempt)
@@ -356,7 +432,7 @@ class Race(StageRunner):
                 return
             await self._task_recorded(task, entrant)
             if attempt.status == "quota":
-                raise QuotaParkedError(attempt.detail or "usage limit reached")
+                raise QuotaParkedError(attempt.detail or "usage limit reached", attempt.resets_at)
 
         return run
 
@@ -617,11 +693,15 @@ class Race(StageRunner):
             unread = f"could not read what it left: {problem}"
             return self._record(run, "crashed", unread, exit_code=result.returncode)
         status, detail = _ending(result, patch, report, timeout=cfg.run.timeout)
+        resets_at = None
+        if status == "quota" and detail is not None:
+            resets_at = limit_resets(detail, self.clock.now())
         usage = report.usage
         attempt = self._record(
             run,
             status,
             detail,
+            resets_at=resets_at,
             exit_code=result.returncode,
             summary=(report.summary or "")[-SUMMARY_LIMIT:] or None,
             tokens=Tokens(
@@ -685,6 +765,7 @@ class Race(StageRunner):
         tokens: Tokens | None = None,
         cost: float | None = None,
         patch: Patch | None = None,
+        resets_at: datetime | None = None,
     ) -> Attempt:
         """Store how the attempt ended, and say so on the bus."""
         seconds = time.monotonic() - run.clock
@@ -706,6 +787,7 @@ class Race(StageRunner):
             logdir=str(run.logdir) if run.folder is not None else "",
             prompt_file=str(prompt) if prompt is not None and prompt.exists() else None,
             hidden=self._hidden(run.task),
+            resets_at=resets_at,
         )
         store = self.project.store
         store.write(attempt_path(store.attempts_dir, run.task.id, run.entrant.agent.name), attempt)

@@ -25,6 +25,7 @@ from bugbout_tui.core.events import (
     BoutStarted,
     ErrorRaised,
     QuotaParked,
+    QuotaResumed,
     RaceEstimated,
     Stage,
     StageFinished,
@@ -65,6 +66,11 @@ class LaneView:
     """The usage-limit message that stopped this lane, if one did."""
     parked_at: datetime | None = None
     """When it did: a message that says "try again in 3 hours" counts from then."""
+    resets_at: datetime | None = None
+    """When the engine read that the limit resets; None when it could not tell (or
+    for a journal written before it said)."""
+    resumes_at: datetime | None = None
+    """When the lane tries again in this run; None: parked until a later run."""
     version: int = 0
     """Bumped on every change of the lane, so a display redraws a lane only when it
     changed."""
@@ -114,6 +120,7 @@ class BoutState:
                     view.lines += 1 + event.skipped
             case AttemptQueued():
                 self._forget_stored(event.attempt)
+                again = self._requeue(event.attempt)
                 self.attempts[event.attempt] = AttemptView(
                     attempt=event.attempt,
                     task=event.task,
@@ -122,7 +129,7 @@ class BoutState:
                     quota=event.quota,
                 )
                 lane = self._lane(event.quota)
-                lane.queued.append(event.attempt)
+                lane.queued.insert(0 if again else len(lane.queued), event.attempt)
                 lane.version += 1
             case AttemptStarted():
                 view = self.attempts[event.attempt]
@@ -148,6 +155,11 @@ class BoutState:
             case QuotaParked():
                 lane = self._lane(event.quota)
                 lane.parked, lane.parked_at = event.message, event.at
+                lane.resets_at, lane.resumes_at = event.resets_at, event.resumes_at
+                lane.version += 1
+            case QuotaResumed():
+                lane = self._lane(event.quota)
+                lane.parked = lane.parked_at = lane.resets_at = lane.resumes_at = None
                 lane.version += 1
             case RaceEstimated():
                 self.estimate = event.estimate
@@ -240,6 +252,18 @@ class BoutState:
         if lane is not None:
             _discard(lane.finished, attempt)
             lane.version += 1
+
+    def _requeue(self, attempt: str) -> bool:
+        """Whether this is an attempt of this run queued again: one that hit a usage
+        limit waits to run first once its lane's window reopens, and leaves the
+        finished ones."""
+        view = self.attempts.get(attempt)
+        lane = self.lanes.get(view.quota) if view is not None else None
+        if lane is None:
+            return False
+        for attempts in (lane.finished, lane.running, lane.queued):
+            _discard(attempts, attempt)
+        return True
 
     def _lane(self, quota: str) -> LaneView:
         lane = self.lanes.get(quota)

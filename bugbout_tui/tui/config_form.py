@@ -77,6 +77,8 @@ SECTIONS: dict[str, tuple[FieldSpec, ...]] = {
         FieldSpec("timeout", "int", "seconds one agent may spend on one task", "1800"),
         FieldSpec("test-timeout", "int", "seconds one test run may take", "600"),
         FieldSpec("quotas", "toml", "runs at once per quota, a TOML table", "{} (one each)"),
+        FieldSpec("wait-for-quota", "text", "how long a lane on a usage limit may wait for "
+                  "its window to reopen, e.g. 6h", "off"),
         FieldSpec("max-patch-files", "int", "more changed files: the attempt is oversized",
                   "5000"),
         FieldSpec("max-patch-bytes", "int", "more changed bytes: the attempt is oversized",

@@ -382,6 +382,20 @@ def test_gemini_cli_usage_limit(tmp_path: Path, message: str) -> None:
     assert report.summary == message
 
 
+def test_gemini_cli_usage_limit_keeps_the_suggested_retry_below_it(tmp_path: Path) -> None:
+    """Gemini CLI adds the API's retry delay on a line of its own: the lane's reset time."""
+    session = new_session(tmp_path)
+    message = "Resource has been exhausted (e.g. check quota).\nSuggested retry after 3600s."
+    write_script(session, [{"limit": message}])
+    agent = GeminiCliAgent()
+
+    assert run(agent, session) == 1
+    report = agent.parse(session.logdir, 1)
+    assert report.quota_message == (
+        "Resource has been exhausted (e.g. check quota). Suggested retry after 3600s."
+    )
+
+
 @pytest.mark.parametrize(
     "script",
     [

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import functools
 import io
 import json
 import os
@@ -22,6 +23,7 @@ import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -29,8 +31,9 @@ import pytest
 from terminals import bugbout
 
 import bugbout_tui
-from bugbout_tui.agents.quota import ANY_LIMIT, find_limit
+from bugbout_tui.agents.quota import ANY_LIMIT, find_limit, limit_resets
 from bugbout_tui.core.errors import BugboutError, UsageError
+from bugbout_tui.core.events import AttemptStarted, QuotaParked, QuotaResumed, parse_event
 from bugbout_tui.core.models import Attempt, OracleSet, Reason, Task, TaskSet
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.demo import agent as demo_agent
@@ -444,12 +447,37 @@ def test_rationed_stops_on_its_third_attempt_with_a_usage_limit(
     assert third.patch.is_empty
     message = find_limit([third.result.stdout], ANY_LIMIT)
     assert message is not None and message.startswith("You've hit your usage limit.")
-    # the plan refills once its window has passed
+    # the plan refills once its window has passed since it turned the third away
     now = time.time()
     assert demo_agent.spend_allowance(state, 2, 600, now) is not None
-    usage = state / demo_agent.USAGE_FILE
-    usage.write_text(json.dumps([t - 600 for t in json.loads(usage.read_text())]))
-    assert demo_agent.spend_allowance(state, 2, 600, now) is None
+    assert demo_agent.spend_allowance(state, 2, 600, now + 601) is None
+
+
+def test_the_rationed_plan_names_its_reset_and_caps_its_attempts(tmp_path: Path) -> None:
+    """Two attempts, then a wait of `window` from the first one turned away, named to the
+    second; at most `cap` attempts in ten minutes, refills or not."""
+    state, start = tmp_path / "state", 1_000_000.0
+    spend = functools.partial(demo_agent.spend_allowance, state, 2, 20.0, cap=4)
+    assert spend(start) is None and spend(start + 1) is None
+    limit = spend(start + 50)  # however late the third comes, it is turned away
+    assert limit is not None
+    named = limit_resets(limit, datetime.fromtimestamp(start + 50, UTC))
+    assert named == datetime.fromtimestamp(start + 70, UTC)
+    assert spend(start + 69.5) == limit, "the same reset until it comes"
+    assert spend(start + 70) is None and spend(start + 71) is None
+    capped = spend(start + 200)
+    assert capped is not None
+    assert limit_resets(capped, datetime.fromtimestamp(start + 200, UTC)) == (
+        datetime.fromtimestamp(start + demo_agent.CAP_WINDOW, UTC)
+    )
+    # the cap lifts; the two attempts since the last refill still count
+    lifted = start + demo_agent.CAP_WINDOW
+    short = spend(lifted)
+    assert short is not None
+    assert limit_resets(short, datetime.fromtimestamp(lifted, UTC)) == (
+        datetime.fromtimestamp(lifted + 20, UTC)
+    )
+    assert spend(lifted + 20) is None
 
 
 # ---------------------------------------------------------------- the demo directory
@@ -493,10 +521,18 @@ def test_a_python_without_pytest_is_named(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- the whole demo, twice
 
 
+TEST_WINDOW = 5.0
+"""The rationed agent's refill in the whole-demo tests: the demo's twenty seconds, shorter,
+so the lane waits as the demo's does at a quarter of the cost."""
+
+
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """`bugbout demo` in a fresh BUGBOUT_HOME: the demo directory and what it printed."""
     home = tmp_path_factory.mktemp("e2e")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BUGBOUT_HOME", str(home))
+        build_demo(home / "demo", window=TEST_WINDOW)
     result = bugbout("demo", home=home, timeout=600)
     assert result.returncode == 0, result.stderr
     return home / "demo", result.stdout
@@ -525,13 +561,27 @@ def test_the_demo_races_every_agent_as_designed(finished: tuple[Path, str]) -> N
     assert got["careful"] == done
     assert got["hasty"] == ["finished"] * 5 + ["no-change"]
     assert got["examiner"] == done
-    # the rationed agent spends its allowance on two tasks, then parks the lane it shares
-    assert got["rationed"] == ["finished", "finished"] + ["quota"] * 4
-    assert got["slow"] == ["finished"] * 3 + ["quota"] * 3
+    # the rationed agent's plan runs out on the third task: the lane it shares waits for
+    # the refill and resumes; on the fifth its ten-minute cap parks the lane for the run
+    assert got["rationed"] == ["finished"] * 4 + ["quota"] * 2
+    assert got["slow"] == ["finished"] * 5 + ["quota"]
     store = Project.load(root).store
-    limited = store.read(store.attempts_dir / "invoicekit-5" / "rationed.json", Attempt)
+    limited = store.read(store.attempts_dir / "invoicekit-7" / "rationed.json", Attempt)
     assert limited is not None and limited.detail is not None
     assert limited.detail.startswith("You've hit your usage limit.")
+    assert limited.resets_at is not None
+    events = [parse_event(line) for line in store.events_path.read_text().splitlines()]
+    waited, parked = [e for e in events if isinstance(e, QuotaParked)]
+    (resumed,) = [e for e in events if isinstance(e, QuotaResumed)]
+    assert waited.quota == parked.quota == resumed.quota == "lane-b"
+    assert waited.resets_at is not None and waited.resumes_at == waited.resets_at
+    took = (resumed.at - waited.at).total_seconds()
+    assert TEST_WINDOW - 1 <= took < TEST_WINDOW + 10, took
+    # the attempt that hit the limit ran again first, and finished
+    rerun = [e for e in events[events.index(resumed) :] if isinstance(e, AttemptStarted)]
+    assert rerun[0].attempt == "invoicekit-5/rationed"
+    assert parked.resumes_at is None and parked.resets_at == limited.resets_at
+    assert parked.resets_at is not None and parked.resets_at > parked.at + timedelta(minutes=5)
 
 
 @pytest.mark.slow
@@ -542,10 +592,10 @@ def test_the_demo_report_has_the_designed_figures(finished: tuple[Path, str]) ->
     report = Report.model_validate_json((root / ".bugbout" / "report.json").read_text())
     rows = {row.name: row for row in report.agents.rows}
     resolved = {name: row.resolved for name, row in rows.items()}
-    assert resolved == {"careful": 6, "hasty": 2, "slow": 3, "rationed": 2}
+    assert resolved == {"careful": 6, "hasty": 2, "slow": 5, "rationed": 4}
     hasty = rows["hasty"]
     assert (hasty.fixed_but_broke, hasty.wrong_fix, hasty.no_fix) == (1, 2, 1)
-    assert (rows["slow"].quota, rows["rationed"].quota) == (3, 4)
+    assert (rows["slow"].quota, rows["rationed"].quota) == (1, 2)
     (majority,) = [p for p in report.picking.policies if p.policy == "majority"]
     assert (majority.right, majority.wrong, majority.abstained) == (5, 0, 1)
     (abstained,) = [
@@ -556,7 +606,7 @@ def test_the_demo_report_has_the_designed_figures(finished: tuple[Path, str]) ->
     ]
     assert abstained.abstained == "no patch has a reproduction by another author"
     gate = report.gate
-    assert (gate.right, gate.wrong, gate.approved) == (13, 3, 12)
+    assert (gate.right, gate.wrong, gate.approved) == (17, 3, 16)
     auc = {row.author: row.auc for row in report.evidence.rows}
     assert auc["careful"] == auc["examiner"] == 1.0
     assert auc["suite"] is not None

@@ -230,6 +230,52 @@ def test_in_a_lane_38_columns_wide_the_reset_line_keeps_its_time_and_countdown()
         assert len(line) <= 38, line
 
 
+def test_a_lane_waiting_to_resume_counts_down_to_it_not_to_a_later_run() -> None:
+    """With `wait-for-quota` the lane resumes by itself: its line says when, not that
+    a retry (f) is needed; the reset time is the engine's, to the second."""
+    resets = FIXED_NOW + timedelta(minutes=2, seconds=5)
+    lane = LaneView(quota="beta", parked="You've hit your usage limit. Try again later.",
+                    parked_at=AT, resets_at=resets, resumes_at=resets)  # fmt: skip
+    assert parked_until(lane, FIXED_NOW).plain.strip() == "resumes at 12:02:05 · in 2:05"
+    assert parked_until(lane, resets).plain.strip() == "resumes at 12:02:05 · resuming now"
+    narrow = parked_until(lane, FIXED_NOW, width=25).plain
+    assert narrow.strip() == "resumes 12:02:05 · 2:05" and len(narrow) <= 25
+    # no time named: the lane probes again after a pause
+    lane.resets_at, lane.resumes_at = None, FIXED_NOW + timedelta(minutes=5)
+    assert parked_until(lane, FIXED_NOW).plain.strip() == "tries again at 12:05 · in 5:00"
+    # parked until a later run, with the engine's reading of the reset time
+    lane.resets_at, lane.resumes_at = resets, None
+    assert parked_until(lane, FIXED_NOW).plain.strip() == "resets at 12:02 · in 2:05"
+
+
+async def test_a_waiting_lane_says_it_waits_and_a_resumed_one_runs_again(calc: Path) -> None:
+    resets = FIXED_NOW + timedelta(minutes=2)
+    journal(calc, [
+        *started("race"),
+        StageStarted(at=AT, stage="race", total=2),
+        queued("calc-3/rationed", "beta"),
+        queued("calc-3/slow", "beta"),
+        AttemptStarted(at=AT, attempt="calc-3/rationed", logdir="/logs/rationed"),
+        AttemptFinished(at=AT, attempt="calc-3/rationed", status="quota", seconds=1.0,
+                        detail=LIMIT),
+        QuotaParked(at=AT, quota="beta", message=LIMIT, resets_at=resets, resumes_at=resets),
+        queued("calc-3/rationed", "beta"),
+    ])  # fmt: skip
+    app = BugboutApp(calc / "bugbout.toml", clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await press_and_settle(pilot, "3")
+        screen = app.screen
+        assert isinstance(screen, RaceScreen)
+        beta = lanes(screen)["beta"]
+        lines = head(beta)
+        assert "0 running · 2 queued" in lines[0]
+        assert lines[1].startswith("‖ waiting out a usage limit: You've hit")
+        assert lines[2].strip() == "resumes at 12:02 · in 2:00"
+        rows = beta.attempts.row_ids
+        assert rows.index("calc-3/rationed") < rows.index("calc-3/slow"), "it runs first"
+        await settle(pilot)
+
+
 # --- following a run, then running again -----------------------------------------------
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -754,3 +754,19 @@ def test_reruns_is_a_whole_number_of_runs_of_the_fix(repo: Path) -> None:
         "invalid value for 'reruns' in [tasks] at bugbout.toml:4: "
         "must be a whole number from 1 to 20"
     ]
+
+
+def test_wait_for_quota_is_a_duration(repo: Path) -> None:
+    assert load_config(write(repo, MINIMAL)).run.wait_for_quota is None
+    for text, wait in [('"6h"', timedelta(hours=6)), ('"90m"', timedelta(minutes=90)),
+                       ('"45s"', timedelta(seconds=45)),
+                       ('"1h30m"', timedelta(hours=1, minutes=30))]:  # fmt: skip
+        config = load_config(write(repo, MINIMAL + f"[run]\nwait-for-quota = {text}\n"))
+        assert config.run.wait_for_quota == wait
+
+
+@pytest.mark.parametrize("value", ['"6 hours"', "6", '"0s"', '"h"', '""', "true"])
+def test_a_wait_for_quota_that_is_no_duration_names_its_line(repo: Path, value: str) -> None:
+    (line,) = problems(repo, MINIMAL + f"[run]\nwait-for-quota = {value}\n")
+    assert line.startswith("invalid value for 'wait-for-quota' in [run] at bugbout.toml:4: "
+                           'must be a duration such as "6h"'), line  # fmt: skip

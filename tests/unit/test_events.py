@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from bugbout_tui.core.events import (
     BaseEvent,
     BoutDecided,
     QuotaParked,
+    QuotaResumed,
     StageFinished,
     StageStarted,
     parse_event,
@@ -141,3 +143,22 @@ def test_a_decided_bout_withdraws_its_queued_attempts_and_says_so() -> None:
         "no new task starts (2 queued attempts withdrawn)"
     )
     assert parse_event(decided.model_dump_json()) == decided
+
+
+def test_an_attempt_queued_again_after_a_limit_waits_first_and_a_resumed_lane_unparks() -> None:
+    state = BoutState()
+    for attempt in ("p-1/rationed", "p-2/rationed"):
+        task, contestant = attempt.split("/")
+        state.apply(AttemptQueued(attempt=attempt, task=task, contestant=contestant,
+                                  role="contestant", quota="plan"))  # fmt: skip
+    state.apply(AttemptStarted(attempt="p-1/rationed", logdir="/tmp/x"))
+    state.apply(AttemptFinished(attempt="p-1/rationed", status="quota", seconds=1.0))
+    state.apply(QuotaParked(quota="plan", message="limit", resumes_at=datetime.now(UTC)))
+    state.apply(AttemptQueued(attempt="p-1/rationed", task="p-1", contestant="rationed",
+                              role="contestant", quota="plan"))  # fmt: skip
+    lane = state.lanes["plan"]
+    assert lane.queued == ["p-1/rationed", "p-2/rationed"] and lane.finished == []
+    assert state.attempts["p-1/rationed"].phase == "queued"
+    assert lane.resumes_at is not None
+    state.apply(QuotaResumed(quota="plan"))
+    assert lane.parked is None and lane.resumes_at is None and lane.resets_at is None

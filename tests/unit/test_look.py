@@ -11,7 +11,7 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from bugbout_tui.cli.live import _lanes, plain_line, render_state
+from bugbout_tui.cli.live import _lanes, parked_words, plain_line, render_state
 from bugbout_tui.core import look
 from bugbout_tui.core.events import (
     AttemptFinished,
@@ -20,6 +20,7 @@ from bugbout_tui.core.events import (
     BaseEvent,
     BoutStarted,
     QuotaParked,
+    QuotaResumed,
     StageFinished,
     StageProgress,
     StageStarted,
@@ -157,3 +158,37 @@ def test_one_plural() -> None:
     assert look.plural(1, "test") == "1 test"
     assert look.plural(0, "test") == "0 tests"
     assert look.plural(2, "patch", "patches") == "2 patches"
+
+
+def test_the_cli_board_tells_a_lane_that_waits_from_one_parked_for_a_later_run() -> None:
+    now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+    limit = "You've hit your usage limit."
+    waiting = state_of(
+        QuotaParked(
+            quota="plan",
+            message=limit,
+            resets_at=now + timedelta(seconds=42),
+            resumes_at=now + timedelta(seconds=42),
+        ),
+    ).lanes["plan"]
+    assert parked_words(waiting, now) == "waiting: resumes in 0:42"
+    later = state_of(
+        QuotaParked(quota="plan", message=limit, resets_at=now + timedelta(hours=3))
+    ).lanes["plan"]
+    assert parked_words(later, now) == "parked: resets in 3:00:00"
+    unknown = state_of(QuotaParked(quota="plan", message=limit)).lanes["plan"]
+    assert parked_words(unknown, now) == "parked: usage limit"
+    live = state_of(
+        QuotaParked(quota="plan", message=limit, resumes_at=datetime.now(UTC) + timedelta(hours=1))
+    )
+    assert "waiting: resumes in" in "\n".join(board(live))
+
+
+def test_the_cli_log_says_when_a_lane_waits_and_when_it_resumes() -> None:
+    resumes = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+    parked = QuotaParked(quota="plan", message="limit", resets_at=resumes, resumes_at=resumes)
+    line = plain_line(parked, BoutState())
+    assert line is not None and line.startswith(
+        "[race] lane plan parked: limit (waiting; resumes at "
+    )
+    assert plain_line(QuotaResumed(quota="plan"), BoutState()) == "[race] lane plan resumed"

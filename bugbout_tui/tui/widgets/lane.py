@@ -95,16 +95,15 @@ def last_started(lane: LaneView, views: dict[str, AttemptView]) -> str | None:
 
 def parked_until(lane: LaneView, now: datetime, width: int = 0) -> Text:
     """A parked lane's third line: when its limit resets and how long until then, as far
-    as the agent's message says. In a narrow lane (`width`) the words around the time
-    give way before the time itself or the countdown would be cut."""
-    said_at = lane.parked_at or now
-    resets = limit_resets(lane.parked or "", said_at)
+    as the agent's message says; for a lane waiting to resume in this run, when it
+    resumes. In a narrow lane (`width`) the words around the time give way before the
+    time itself or the countdown would be cut."""
+    if lane.resumes_at is not None:
+        return _waiting_until(lane, lane.resumes_at, now, width)
+    resets = lane.resets_at or limit_resets(lane.parked or "", lane.parked_at or now)
     if resets is None:
         return Text("  the agent did not say when the limit resets", style="dim magenta")
-    local = resets.astimezone()
-    when = local.strftime("%H:%M")
-    if local.date() != now.astimezone().date():
-        when = local.strftime("%b %d %H:%M")
+    when = _when(resets, now)
     left = (resets - now).total_seconds()
     if left >= 86_400:
         days, rest = divmod(int(left), 86_400)
@@ -115,6 +114,33 @@ def parked_until(lane: LaneView, now: datetime, width: int = 0) -> Text:
     else:
         wordings = [(f"resets at {when}", "it has reset: f retries"),
                     (f"reset at {when}", "f retries")]  # fmt: skip
+    return _fitted(wordings, width)
+
+
+def _waiting_until(lane: LaneView, resumes: datetime, now: datetime, width: int) -> Text:
+    """The countdown of a lane that resumes by itself: at the reset its agent named,
+    or, when it named none, at its next probe."""
+    verb = "resumes" if lane.resets_at is not None and resumes <= lane.resets_at else "tries again"
+    when = _when(resumes, now, seconds=True)
+    left = (resumes - now).total_seconds()
+    if left > 0:
+        wordings = [(f"{verb} at {when}", f"in {look.clock(left)}"),
+                    (f"{verb} {when}", look.clock(left))]  # fmt: skip
+    else:
+        wordings = [(f"{verb} at {when}", "resuming now"), (when, "resuming")]
+    return _fitted(wordings, width)
+
+
+def _when(moment: datetime, now: datetime, *, seconds: bool = False) -> str:
+    """A moment in local time, its date too when it is not today's; to the second for
+    a lane that resumes within the run, whose wait may be shorter than a minute."""
+    local = moment.astimezone()
+    if local.date() != now.astimezone().date():
+        return local.strftime("%b %d %H:%M")
+    return local.strftime("%H:%M:%S" if seconds and local.second else "%H:%M")
+
+
+def _fitted(wordings: list[tuple[str, str]], width: int) -> Text:
     fits = [w for w in wordings if not width or cell_len(f"  {w[0]} · {w[1]}") <= width]
     said, countdown = fits[0] if fits else wordings[-1]
     return Text.assemble((f"  {said}", "bold magenta"), (f" · {countdown}", "magenta"))
@@ -214,7 +240,9 @@ class LaneBox(Container):
         second: Text
         lines = [head]
         if lane.parked is not None:
-            second = Text("‖ parked on a usage limit: ", style="bold magenta")
+            waits = lane.resumes_at is not None
+            words = "‖ waiting out a usage limit: " if waits else "‖ parked on a usage limit: "
+            second = Text(words, style="bold magenta")
             second.append(inert_line(lane.parked), style="magenta")
             lines.append(second)
             second = parked_until(lane, wall, self.content_size.width)
