@@ -15,6 +15,8 @@ from textual.widgets.markdown import MarkdownBlock
 from tuiapp import calc_app, on_screen, press_and_settle, settle
 from tuiproject import CONFIG, EVENTS
 
+from bugbout_tui.core.models import Matrix
+from bugbout_tui.core.store import Store
 from bugbout_tui.tui.commands import ActionsProvider
 from bugbout_tui.tui.screens.attempt import AttemptScreen
 from bugbout_tui.tui.screens.cell import CellScreen
@@ -546,26 +548,21 @@ async def test_t_steps_through_the_task_tabs_and_the_footer_says_so(calc: Path) 
 
 async def test_matrix_and_verdicts_list_tasks_by_number(calc: Path) -> None:
     order = ["calc-1", "calc-2", "calc-4", "calc-10", "calc-11"]
-
-    def more_tasks(app: object) -> None:
-        records = app.session.records  # type: ignore[attr-defined]
-        for number in (11, 4, 10):
-            task = f"calc-{number}"
-            records.matrices[task] = records.matrices["calc-2"].model_copy(update={"task": task})
-            records.verdicts[task] = records.verdicts["calc-2"]
+    # In the store, not in the app's records: a reload of the store mid-test would
+    # otherwise drop them.
+    store = Store(calc)
+    matrix = store.read(store.matrix_path("calc-2"), Matrix)
+    assert matrix is not None
+    for number in (11, 4, 10):
+        task = f"calc-{number}"
+        store.write(store.matrix_path(task), matrix.model_copy(update={"task": task}))
 
     async with on_screen(calc, "4", MatrixScreen) as (app, pilot, screen):
-        more_tasks(app)
-        screen.show_records()
-        await settle(pilot)
         listing = screen.query_one("#matrix-tasks", OptionList)
         assert [listing.get_option_at_index(i).id for i in range(listing.option_count)] == order
         await press_and_settle(pilot, "5")
         verdicts = app.screen
         assert isinstance(verdicts, VerdictsScreen)
-        more_tasks(app)
-        verdicts.show_records()
-        await settle(pilot)
         table = verdicts.table
         assert [str(table.coordinate_to_cell_key((i, 0)).row_key.value)
                 for i in range(table.row_count)] == order  # fmt: skip
