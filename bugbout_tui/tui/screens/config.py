@@ -152,6 +152,9 @@ class FormTable(DataTable[Text]):
 
     def on_resize(self) -> None:
         fit_columns(self, COLUMNS)
+        # Whatever takes room from the table (the editor opening, its hint wrapping at
+        # 80 columns), the highlighted key is the one being edited: keep it in view.
+        self.call_after_refresh(self.move_cursor, row=self.cursor_row, scroll=True)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """No editing while read-only: the key is hidden, not refused."""
@@ -434,11 +437,6 @@ class ConfigScreen(BoutScreen):
                 self.notify("Following another run: this view is read-only.")
                 return
             self.editor.open(row.loc, row.spec, self._value(row))
-            self.call_after_refresh(self._keep_cursor_visible)
-
-    def _keep_cursor_visible(self) -> None:
-        """The editor takes room from the table; bring the edited row back into view."""
-        self.table.move_cursor(row=self.table.cursor_row, scroll=True)
 
     @on(FieldEditor.Edited)
     def _edited(self, event: FieldEditor.Edited) -> None:
