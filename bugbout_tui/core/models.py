@@ -15,10 +15,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_valid
 from bugbout_tui.core.events import AttemptStatus
 from bugbout_tui.core.patch import Patch
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """2: attempts record what their checkout lacked; oracles, matrices and scores the
-conditions they were made under. Records of version 1 read as they are; an older bugbout
-meeting version 2 says to upgrade rather than fail on the fields it does not know."""
+conditions they were made under. 3: attempts record when a usage limit resets and may be
+stopped by a budget (status `budget`). Records of earlier versions read as they are; an
+older bugbout meeting a later version says to upgrade rather than fail on the fields it
+does not know."""
 
 
 class Record(BaseModel):

@@ -21,7 +21,7 @@ PatchStatus = ResolutionStatus | Literal["missing"]
 
 Role = Literal["contestant", "examiner"]
 
-REPORT_SCHEMA_VERSION = 2
+REPORT_SCHEMA_VERSION = 3
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 """The dialect pydantic generates, named so a validator need not guess."""
