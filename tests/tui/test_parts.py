@@ -29,6 +29,7 @@ from bugbout_tui.tui.screens.matrix import LEGEND
 from bugbout_tui.tui.screens.tasks import task_status
 from bugbout_tui.tui.screens.verdicts import fill_trail, picked_words
 from bugbout_tui.tui.watch import JournalReader
+from bugbout_tui.tui.widgets.dialogs import Choice
 from bugbout_tui.tui.widgets.lane import attempt_row
 from bugbout_tui.tui.widgets.tail import OutputTail
 
@@ -308,3 +309,21 @@ def test_the_race_board_names_a_trial_as_agent_and_number() -> None:
     )
     now = datetime.now(UTC)
     assert attempt_row(view, now).plain.startswith("· invoicekit-5 · careful #2")
+
+
+async def test_a_long_question_scrolls_and_keeps_its_title_and_buttons_on_an_80x24_screen() -> None:
+    """The question before a start holds the estimate: one line or two per agent."""
+    message = "\n".join(f"agent-{n}: 3 attempts; each 1.0M tokens, $0.31" for n in range(40))
+    question = Choice("Start the bout?", message, [("start", "Start", "primary")])
+
+    class Asking(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(question)
+
+    app = Asking()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        title, button = question.query_one(".title"), question.query_one("#start")
+        assert title.region.y >= 0 and title.region.height > 0
+        assert button.region.bottom <= 24 and button.region.height > 0
+        assert question.focused is button

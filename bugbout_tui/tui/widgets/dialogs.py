@@ -11,7 +11,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
@@ -32,6 +32,10 @@ class Choice(ModalScreen[str]):
         border: thick $accent;
         background: $surface;
         padding: 1 2;
+    }
+    Choice VerticalScroll {
+        height: auto;
+        max-height: 50vh;
     }
     Choice .title {
         text-style: bold;
@@ -71,7 +75,10 @@ class Choice(ModalScreen[str]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text(self._title), classes="title")
-            yield Static(self._message)
+            # A long message (the estimate of a bout with many agents) scrolls; the
+            # buttons stay on screen at 80x24.
+            with VerticalScroll():
+                yield Static(self._message)
             with Horizontal():
                 for ident, label, variant in self._buttons:
                     yield Button(label, id=ident, variant=variant)
