@@ -33,7 +33,14 @@ from terminals import bugbout
 import bugbout_tui
 from bugbout_tui.agents.quota import ANY_LIMIT, find_limit, limit_resets
 from bugbout_tui.core.errors import BugboutError, UsageError
-from bugbout_tui.core.events import AttemptStarted, QuotaParked, QuotaResumed, parse_event
+from bugbout_tui.core.events import (
+    AttemptQueued,
+    AttemptStarted,
+    QuotaParked,
+    QuotaResumed,
+    RaceEstimated,
+    parse_event,
+)
 from bugbout_tui.core.models import Attempt, OracleSet, Reason, Task, TaskSet
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.demo import agent as demo_agent
@@ -582,6 +589,26 @@ def test_the_demo_races_every_agent_as_designed(finished: tuple[Path, str]) -> N
     assert rerun[0].attempt == "invoicekit-5/rationed"
     assert parked.resumes_at is None and parked.resets_at == limited.resets_at
     assert parked.resets_at is not None and parked.resets_at > parked.at + timedelta(minutes=5)
+
+
+@pytest.mark.slow
+def test_the_estimate_comes_before_any_attempt_and_names_the_attempts_the_race_ran(
+    finished: tuple[Path, str],
+) -> None:
+    root, _ = finished
+    store = Project.load(root).store
+    events = [parse_event(line) for line in store.events_path.read_text().splitlines()]
+    (estimated,) = [e for e in events if isinstance(e, RaceEstimated)]
+    first_start = next(i for i, e in enumerate(events) if isinstance(e, AttemptStarted))
+    assert events.index(estimated) < first_start
+    # Every attempt the estimate counted was queued, and no other; one queued again
+    # after its lane waited out the limit is the same attempt.
+    queued = [e for e in events if isinstance(e, AttemptQueued)]
+    distinct = Counter(e.contestant for e in {e.attempt: e for e in queued}.values())
+    assert {a.name: a.attempts for a in estimated.estimate.agents} == dict(distinct)
+    assert estimated.estimate.attempts == sum(distinct.values()) == 30
+    assert len(queued) > 30
+    assert len(list(store.attempts_dir.glob("*/*.json"))) == 30
 
 
 @pytest.mark.slow
