@@ -325,16 +325,7 @@ class Race(StageRunner):
         waiting: dict[int, tuple[Task, Entrant, str]] = {}
         for task, entrant in needed:
             attempt_id = attempt_name(task.id, entrant.agent.name)
-            self.bus.emit(
-                AttemptQueued(
-                    attempt=attempt_id,
-                    task=task.id,
-                    contestant=entrant.agent.name,
-                    role=entrant.role,
-                    quota=entrant.agent.quota,
-                )
-            )
-            self._stops[attempt_id] = asyncio.Event()
+            self._queue(task, entrant, attempt_id)
             self._queued[attempt_id] = task.id
             job = Job(entrant.agent.quota, self._job(task, entrant, attempt_id))
             waiting[id(job)] = (task, entrant, attempt_id)
@@ -344,7 +335,7 @@ class Race(StageRunner):
             self.project.config.run.quotas,
             on_parked=self._parked,
             on_resumed=self._resumed,
-            on_requeued=lambda job: self._requeued(*waiting[id(job)]),
+            on_requeued=lambda job: self._queue(*waiting[id(job)]),
             wait_for=self.project.config.run.wait_for_quota,
             closed=self.windows.closed(self.clock.now()),
             clock=self.clock,
@@ -408,8 +399,9 @@ class Race(StageRunner):
         self.windows.reopen(quota)
         self.bus.emit(QuotaResumed(quota=quota))
 
-    def _requeued(self, task: Task, entrant: Entrant, attempt_id: str) -> None:
-        """An attempt that hit the limit waits to run again once its lane resumes."""
+    def _queue(self, task: Task, entrant: Entrant, attempt_id: str) -> None:
+        """Put an attempt in its lane's queue, where it can be cancelled, and say so. An
+        attempt that hit a usage limit is queued again once its lane resumes."""
         self._stops[attempt_id] = asyncio.Event()
         self.bus.emit(
             AttemptQueued(
