@@ -24,6 +24,7 @@ import shutil
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,9 @@ class Case:
     """Checks one model call: credentials, model, and no web tools offered."""
     quota: str
     """How the agent words the usage-limit error the server sends."""
+    resets_in: timedelta | None = None
+    """When the agent's usage-limit message says the limit resets, if it says so: the
+    server's limit resets three hours on, and Codex names the time."""
 
 
 def codex_sent(call: Request) -> None:
@@ -168,6 +172,7 @@ CASES = [
         env=lambda url: {"OPENAI_API_KEY": KEY},
         sent=codex_sent,
         quota="You’ve hit your usage limit. Upgrade to Pro",
+        resets_in=timedelta(hours=3),
     ),
     Case(
         name="claude-code",
@@ -370,6 +375,7 @@ QUOTA_CASES = [
         name="codex-api-key",
         dialect=lambda: OpenAIResponses(limit="insufficient_quota"),
         quota="Quota exceeded. Check your plan and billing details.",
+        resets_in=None,
     ),
 ]
 
@@ -385,6 +391,10 @@ def test_a_usage_limit_is_recorded_as_quota_with_the_agents_own_message(
     assert attempt.patch.is_empty
     assert attempt.exit_code != 0
     assert not server.finished
+    if case.resets_in is not None:  # read from the agent's own words, to the minute
+        assert attempt.resets_at is not None, attempt.detail
+        off = attempt.resets_at - (attempt.ended_at + case.resets_in)
+        assert abs(off) < timedelta(minutes=2), (attempt.detail, attempt.resets_at)
 
 
 @pytest.mark.parametrize("case", CASES, ids=ids)
