@@ -59,7 +59,8 @@ from bugbout_tui.infra.github import (
 from bugbout_tui.infra.proc import ProcessResult, run_process
 from bugbout_tui.infra.pytest_run import PytestCommand, TestRun, run_pytest
 from bugbout_tui.infra.sandbox import Sandbox, describe_sandbox, select_sandbox
-from bugbout_tui.infra.trees import copy_tree, pristine_tree
+from bugbout_tui.infra.submodules import MissingSubmodule, recorded_submodules
+from bugbout_tui.infra.trees import copy_tree, missing_submodules, pristine_tree
 
 __all__ = ["Check", "CheckStatus", "DoctorReport", "diagnose"]
 
@@ -221,8 +222,11 @@ class _Doctor:
         ]
         agents += [asyncio.ensure_future(self.agent("examiner", entry)) for entry in cfg.examiners]
         issues = asyncio.ensure_future(self.issues(repository))
+        submodules = asyncio.ensure_future(self.submodules(repository))
         environment = asyncio.ensure_future(self.environment(repository, uv, python))
-        collection = asyncio.ensure_future(self.collection(repository, environment, sandbox))
+        collection = asyncio.ensure_future(
+            self.collection(repository, submodules, environment, sandbox)
+        )
         checks: list[Check] = [
             await git,
             (await repository).check,
@@ -240,6 +244,8 @@ class _Doctor:
             )
         checks += [await agent for agent in agents]
         checks += await issues
+        if (tip := await submodules) is not None:
+            checks.append(tip.check)
         checks += [(await environment).check, await collection, self.environments()]
         return DoctorReport(checks=checks)
 
@@ -577,9 +583,40 @@ class _Doctor:
             detail = f"reusing {environment.root}"
         return _Outcome(_ok(name, detail), environment)
 
+    async def submodules(
+        self, repository: Awaitable[_Outcome[_Repository]]
+    ) -> _Outcome[Path] | None:
+        """Whether the tree of the tip holds every submodule it records, got as a bout's
+        trees get them (the same cache, the same fetch, the user's rewrites); with the
+        tree, which the collection check then uses. None when the tip records none, or
+        the repository could not be read (its own check says so)."""
+        name = "submodules"
+        found = (await repository).value
+        if found is None:
+            return None
+        try:
+            paths = await asyncio.to_thread(recorded_submodules, found.path, found.commit)
+        except BugboutError:
+            return None  # the tree cannot be read either: the collection check says why
+        if not paths:
+            return None
+        at = found.commit[:12]
+        self._say(f"getting the submodules {at} records")
+        try:
+            tree = await asyncio.to_thread(pristine_tree, found.path, found.commit)
+        except BugboutError as error:
+            return _Outcome(_from_error(name, error))
+        except OSError as error:
+            return _Outcome(_problem(name, f"could not extract the tree of {at}: {error}", None))
+        missing = missing_submodules(tree)
+        if missing:
+            return _Outcome(_submodules_problem(name, missing, at), tree)
+        return _Outcome(_ok(name, f"{', '.join(paths)} at {at}: each in the tree"), tree)
+
     async def collection(
         self,
         repository: Awaitable[_Outcome[_Repository]],
+        submodules: Awaitable[_Outcome[Path] | None],
         environment: Awaitable[_Outcome[Environment]],
         sandbox: Awaitable[_Outcome[Sandbox]],
     ) -> Check:
@@ -591,9 +628,12 @@ class _Doctor:
                 outcome.check.name for outcome in (found, env, confined) if outcome.value is None
             ]
             return _skipped(name, *missing)
+        tip = await submodules
         self._say(f"collecting the tests at {found.value.commit[:12]}")
         try:
-            return await self._collect(name, found.value, env.value, confined.value)
+            return await self._collect(
+                name, found.value, tip.value if tip else None, env.value, confined.value
+            )
         except BugboutError as error:
             return _from_error(name, error)
         except OSError as error:
@@ -604,13 +644,19 @@ class _Doctor:
             )
 
     async def _collect(
-        self, name: str, repository: _Repository, environment: Environment, sandbox: Sandbox
+        self,
+        name: str,
+        repository: _Repository,
+        pristine: Path | None,
+        environment: Environment,
+        sandbox: Sandbox,
     ) -> Check:
         tests = self.config.project.tests
         commit = repository.commit
         with tempfile.TemporaryDirectory(prefix="bugbout-doctor-") as scratch:
             tree = Path(scratch) / "tree"
-            pristine = await asyncio.to_thread(pristine_tree, repository.path, commit)
+            if pristine is None:
+                pristine = await asyncio.to_thread(pristine_tree, repository.path, commit)
             if not (pristine / tests).is_dir():
                 return _problem(
                     name,
@@ -635,7 +681,8 @@ class _Doctor:
                 log_path=log,
             )
             output = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
-        return _collection_check(name, run, output, tests, commit)
+        check = _collection_check(name, run, output, tests, commit)
+        return _blame_submodules(check, missing_submodules(pristine), run, output)
 
 
 def _build_failure(name: str, error: BugboutError) -> Check:
@@ -732,6 +779,64 @@ def _collection_check(name: str, run: TestRun, output: str, tests: str, commit: 
         )
     noun = "test" if count == 1 else "tests"
     return _ok(name, f"{count} {noun} collected in '{tests}' at {at}")
+
+
+def _submodules_problem(name: str, missing: list[MissingSubmodule], at: str) -> Check:
+    """Each submodule the tip's tree lacks, with why, and how to get it."""
+    gaps = "; ".join(
+        f"{gap.path} ({gap.url or 'no URL'}) at {gap.commit[:12]}: {gap.problem.rstrip('.')}"
+        for gap in missing
+    )
+    noun = "submodule" if len(missing) == 1 else "submodules"
+    return _problem(
+        name,
+        f"the tree of {at} lacks the {noun} {gaps}. Tests that read it fail, at the tip "
+        "and in every task's trees",
+        _submodule_fix(missing),
+    )
+
+
+def _submodule_fix(missing: list[MissingSubmodule]) -> str:
+    fetchable = [gap for gap in missing if gap.url]
+    if not fetchable:
+        return (
+            "The repository's .gitmodules must name a URL for it; nothing on this machine "
+            "can stand in for it."
+        )
+    gap = fetchable[0]
+    return (
+        f"Make {gap.url} reachable from this machine, or point git at a mirror holding "
+        f"commit {gap.commit[:12]}: `git config --global url.<mirror>.insteadOf {gap.url}`; "
+        "then run `bugbout doctor` again."
+    )
+
+
+def _blame_submodules(
+    check: Check, missing: list[MissingSubmodule], run: TestRun, output: str
+) -> Check:
+    """A collection that failed in a tree lacking a submodule names it: as the cause when
+    pytest's words mention its path, as a likely one otherwise."""
+    if check.status != "problem" or not missing:
+        return check
+    said = "\n".join(
+        [run.error or "", output, *(result.message or "" for result in run.outcomes.values())]
+    )
+    named = [gap for gap in missing if gap.path in said]
+    which = ", ".join(f"{gap.path} ({gap.url or 'no URL'})" for gap in named or missing)
+    noun = "submodule" if len(named or missing) == 1 else "submodules"
+    if named:
+        return _problem(
+            check.name,
+            f"{check.detail}\nThe tree lacks the {noun} {which}, which could not be had "
+            "(see the submodules check): that is what fails here.",
+            _submodule_fix(named),
+        )
+    return _problem(
+        check.name,
+        f"{check.detail}\nThe tree also lacks the {noun} {which}, which could not be had "
+        "(see the submodules check); it may be why.",
+        check.fix,
+    )
 
 
 def _collected(output: str) -> int:

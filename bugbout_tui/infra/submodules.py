@@ -149,6 +149,11 @@ def fill_submodules(repo: Path, commit: str, tree: Path, *, home: Path) -> list[
     return filler.missing
 
 
+def recorded_submodules(repo: Path, commit: str) -> list[str]:
+    """The paths of the submodules `commit` records itself (not those of a submodule)."""
+    return [link.path for link in _gitlinks(repo, commit)]
+
+
 class _Filler:
     def __init__(self, cache: SubmoduleCache, repo: Path) -> None:
         self.cache = cache
@@ -550,7 +555,12 @@ def _fetch(git_dir: Path, url: str, refspecs: Sequence[str]) -> str | None:
         return None
     err = done.stderr.decode("utf-8", "replace")
     lines = [line.strip() for line in err.splitlines() if line.strip()]
-    return redacted(lines[-1] if lines else f"git fetch ended with status {done.returncode}")
+    if not lines:
+        return f"git fetch ended with status {done.returncode}"
+    # git says what failed in its first `fatal:` line; advice ("Please make sure you have
+    # the correct access rights / and the repository exists.") follows it
+    fatal = [line for line in lines if line.startswith("fatal:")]
+    return redacted(fatal[0] if fatal else lines[-1])
 
 
 def _ssh_env() -> Mapping[str, str]:

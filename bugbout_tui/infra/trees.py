@@ -5,6 +5,10 @@ at the commit it records (`submodules.py`): no `.git`, nothing from the future, 
 same bytes every time. It is extracted once under `BUGBOUT_HOME/trees/` and never
 written to again; anything that runs code gets a scratch copy, because a test (or an
 agent) may write into the tree it runs in.
+
+Trees made before submodules were included sit under a bare commit id: no current tree
+is ever read from there, so the first use of a repository's trees in a process removes
+them.
 """
 
 from __future__ import annotations
@@ -12,10 +16,13 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import re
+import secrets
 import shutil
 import subprocess
 import tarfile
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,6 +58,7 @@ def pristine_tree(repo: Path, commit: str, *, home: Path | None = None) -> Path:
     """
     home = home or bugbout_home()
     root = home / "trees" / repo_key(repo)
+    _clear_old_layout(root)
     target = root / f"{commit}{_WHOLE}"
     if target.is_dir():
         return target
@@ -89,6 +97,47 @@ _PARTIAL = ".partial"
 """The names of a tree with every submodule and of one lacking some. A tree made before
 submodules were included has a bare commit id for a name, so it is never taken for
 either."""
+
+
+_OLD_LAYOUT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_DOOMED = re.compile(r"\.(?:[0-9a-f]{40}|[0-9a-f]{64})\.[0-9a-f]+\.removing")
+"""A tree of the earlier layout while it is removed (renamed so, then deleted)."""
+_cleared: set[Path] = set()
+_cleared_lock = threading.Lock()
+
+
+def _clear_old_layout(root: Path) -> None:
+    """Remove the trees an earlier version left in `root`, once per process.
+
+    Only a real directory named by a bare commit id goes (or one whose removal was cut
+    short): never a `.tree` or `.partial`, a staging directory or a symbolic link, and
+    `shutil.rmtree` follows no link inside. Each is first renamed out of the way, which is
+    atomic, so of two processes clearing at once only one removes it, and a process of the
+    earlier version still running never finds half a tree under the name it reads.
+    """
+    with _cleared_lock:
+        if root in _cleared:
+            return
+        _cleared.add(root)
+    if root.is_symlink():
+        return  # not a directory bugbout made
+    try:
+        with os.scandir(root) as listing:
+            entries = [entry for entry in listing if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return  # no trees yet
+    for entry in entries:
+        if _OLD_LAYOUT.fullmatch(entry.name):
+            doomed = os.path.join(root, f".{entry.name}.{secrets.token_hex(4)}.removing")
+            try:
+                os.rename(entry.path, doomed)
+            except OSError:
+                continue  # another process took it first
+        elif _DOOMED.fullmatch(entry.name):
+            doomed = entry.path
+        else:
+            continue
+        shutil.rmtree(doomed, ignore_errors=True)
 
 
 def _gaps_file(tree: Path) -> Path:

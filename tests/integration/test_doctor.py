@@ -305,6 +305,76 @@ def test_suite_that_fails_to_collect_is_a_problem_naming_the_module(
     assert "tests/test_broken.py" in collect["fix"]
 
 
+CASES_CONFTEST = (
+    "from pathlib import Path\n\n"
+    "CASES = (Path(__file__).parent / 'cases' / 'div.txt').read_text().splitlines()\n"
+)
+"""A conftest that reads the submodule when pytest collects, as tomlkit's reads
+`tests/toml-test/`."""
+
+
+def submodule_project(tmp_path: Path, url: str) -> tuple[GitRepo, str]:
+    """The project, then a commit at the tip that records `tests/cases`, a submodule
+    declared at `url` (relative URLs are to the project's own path), read by the conftest;
+    with the submodule's commit."""
+    cases = GitRepo(tmp_path / "cases")
+    recorded = cases.commit("Cases", files={"div.txt": "4 2 2\n"})
+    repo = project(tmp_path)
+    repo.git("clone", "--quiet", str(cases.root), str(repo.root / "tests" / "cases"))
+    repo.write(".gitmodules", f'[submodule "cases"]\n\tpath = tests/cases\n\turl = {url}\n')
+    repo.commit("Read the cases", files={"tests/conftest.py": CASES_CONFTEST})
+    return repo, recorded
+
+
+def test_an_unreachable_submodule_is_named_with_its_url_and_fix(
+    tmp_path: Path, tools: Tools, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, recorded = submodule_project(tmp_path, "../gone.git")
+    gone = str(tmp_path / "gone.git")
+    code, checks = doctor(repo, capsys)
+    assert code == 1
+    at = repo.head()[:12]
+    submodules = checks["submodules"]
+    assert submodules["status"] == "problem"
+    assert submodules["detail"].startswith(f"the tree of {at} lacks the submodule tests/cases ")
+    assert f"tests/cases ({gone}) at {recorded[:12]}" in submodules["detail"]
+    assert (
+        f"{gone} could not be fetched: fatal: '{gone}' does not appear to be a git repository. "
+        "Tests that read it fail"
+    ) in submodules["detail"]
+    assert f"`git config --global url.<mirror>.insteadOf {gone}`" in submodules["fix"]
+    collect = checks["tests collect"]
+    assert collect["status"] == "problem"
+    assert "tests/cases/div.txt" in collect["detail"]
+    assert f"The tree lacks the submodule tests/cases ({gone})" in collect["detail"]
+    assert collect["fix"] == submodules["fix"]
+    names = list(checks)
+    assert names.index("issue text") < names.index("submodules") < names.index("tests collect")
+
+
+def test_a_reachable_submodule_passes_and_its_files_are_collected_with(
+    tmp_path: Path, tools: Tools, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, _ = submodule_project(tmp_path, "../cases")
+    code, checks = doctor(repo, capsys)
+    assert code == 0, checks
+    at = repo.head()[:12]
+    assert checks["submodules"] == {
+        "name": "submodules",
+        "status": "ok",
+        "detail": f"tests/cases at {at}: each in the tree",
+        "fix": None,
+    }
+    assert checks["tests collect"]["detail"] == f"2 tests collected in 'tests' at {at}"
+
+
+def test_no_submodule_no_submodules_check(
+    tmp_path: Path, tools: Tools, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, checks = doctor(project(tmp_path), capsys)
+    assert "submodules" not in checks
+
+
 def test_collection_counts_whatever_pytest_args_say(
     tmp_path: Path, tools: Tools, capsys: pytest.CaptureFixture[str]
 ) -> None:
