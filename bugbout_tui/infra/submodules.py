@@ -124,10 +124,16 @@ class _Memory:
 _MEMORY = _Memory()
 
 
-def worth_retrying(missing: Sequence[MissingSubmodule], home: Path) -> bool:
+def worth_retrying(missing: Sequence[MissingSubmodule], home: Path, repo: Path) -> bool:
     """Whether a tree that lacks `missing` could be made whole now: some submodule was
-    not fetched by this process lately."""
+    not fetched by this process lately, or one whose URL was refused is now rewritten by
+    the user's git configuration (as `bugbout doctor` advises)."""
     cache = SubmoduleCache(home)
+    refused = [gap.url for gap in missing if not gap.retry and gap.url]
+    if refused:
+        rules = insteadof_rules(repo)
+        if any(rewrite_url(url, rules) != url for url in refused):
+            return True
     for gap in missing:
         if not gap.retry:
             continue

@@ -63,7 +63,7 @@ def pristine_tree(repo: Path, commit: str, *, home: Path | None = None) -> Path:
     if target.is_dir():
         return target
     partial = root / f"{commit}{_PARTIAL}"
-    if partial.is_dir() and not worth_retrying(missing_submodules(partial), home):
+    if partial.is_dir() and not worth_retrying(missing_submodules(partial), home, repo):
         return partial
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=root, prefix=f".{commit[:12]}."))

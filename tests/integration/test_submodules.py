@@ -137,6 +137,23 @@ def test_a_local_path_the_repository_names_is_not_read(tmp_path: Path, home: Pat
     assert not (home / "submodules").exists()
 
 
+def test_a_refused_path_is_fetched_once_the_user_rewrites_it(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What `bugbout doctor` advises for a refused URL takes effect on the next use: the
+    tree kept without the submodule is made again, whole."""
+    cases = _cases(tmp_path / "elsewhere" / "cases")
+    repo = _project(tmp_path, str(cases.root), cases)
+    [gap] = missing_submodules(pristine_tree(repo.root, repo.head()))
+    assert not gap.retry
+    config = tmp_path / "gitconfig"
+    config.write_text(f'[url "file://{cases.root}"]\n\tinsteadOf = {cases.root}\n')
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    tree = pristine_tree(repo.root, repo.head())
+    assert missing_submodules(tree) == []
+    assert (tree / "tests" / "cases" / "mean.txt").read_text() == "[1,2] 1.5\n[] 0.0\n"
+
+
 def _counting_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Put a `git` first on PATH that logs each command line, then runs the real one."""
     real = shutil.which("git")
