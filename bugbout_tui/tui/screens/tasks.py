@@ -196,7 +196,7 @@ def environment_view(oracle: Oracle) -> Table | None:
         return None
     record = oracle.environment
     facts = Table.grid(padding=(0, 2))
-    facts.add_column(no_wrap=True)
+    facts.add_column(style="bold", no_wrap=True)
     facts.add_column()
     for label, words in rows:
         style = ""
