@@ -23,7 +23,6 @@ from bugbout_tui.cli.output import stderr, stdout
 from bugbout_tui.core.config import Config
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.models import (
-    SUITE,
     Ledger,
     Oracle,
     OracleSet,
@@ -44,9 +43,9 @@ from bugbout_tui.engine.testing import tests_dir_at
 from bugbout_tui.infra.git import open_repository
 from bugbout_tui.infra.trees import pristine_tree
 from bugbout_tui.report.fitting import Column, FittedTable, PathText
-from bugbout_tui.rules.ground_truth import PASSING
 from bugbout_tui.rules.prompts import Role, render_prompt
 from bugbout_tui.rules.score import unreliable_grader
+from bugbout_tui.rules.task_facts import control_words, environment_rows, quarantined_lines
 
 REASON_TEXT = {
     Reason.NOT_A_FIX: "the title does not read like a bug fix",
@@ -365,41 +364,6 @@ def decided_table(taskset: TaskSet) -> FittedTable | None:
     return table
 
 
-RUNG_TEXT = {
-    "dated": "dated: resolved as of the fix's date",
-    "relaxed": "relaxed: dated, but the date lifted for the packages that blocked it",
-    "tip": "tip: the environment built from the tip's packaging files",
-    "none": "none: no environment could be made",
-}
-"""What each rung of the ladder means, as `bugbout tasks ID` shows it."""
-
-
-def environment_rows(oracle: Oracle) -> list[tuple[str, str]]:
-    """The environment the task's ground truth ran in: its key, its rung, what it holds,
-    and what its date limit could not govern."""
-    record = oracle.environment
-    if record is None:
-        if oracle.conditions is None:
-            return []
-        return [("environment", f"{oracle.conditions.environment} (the project's one)")]
-    rows = [("environment", record.key or "none"), ("rung", RUNG_TEXT[record.rung])]
-    if record.python:
-        rows.append(("python", record.python))
-    if record.date is not None:
-        rows.append(("date limit", record.date.isoformat()))
-    if record.packages:
-        rows.append(("holds", ", ".join(record.packages)))
-    if record.relaxed:
-        rows.append(("date lifted for", ", ".join(record.relaxed)))
-    if record.runner_later:
-        rows.append(("runner from later", ", ".join(record.runner_later)))
-    rows.append(("not dated", "; ".join(record.unenforced) if record.unenforced else "nothing"))
-    if record.note:
-        label = "interpreter" if record.rung in ("dated", "relaxed") else "why"
-        rows.append((label, record.note))
-    return rows
-
-
 def task_panel(
     task: Task,
     config: Config,
@@ -447,11 +411,7 @@ def task_panel(
     if control is not None:
         facts.add_row(Text("gold control"), control_text(control))
     if quarantined:
-        lines = [
-            f"{test}{'' if author == SUITE else f' ({author})'}: {tally_words(tally)}"
-            for author, tests in quarantined.items()
-            for test, tally in sorted(tests.items())
-        ]
+        lines = quarantined_lines(quarantined)
         facts.add_row(Text("quarantined"), Text("\n".join(map(inert_line, lines)), "yellow"))
     statement = (
         Text(inert(task.statement))
@@ -467,28 +427,8 @@ def task_panel(
 
 def control_text(control: Resolution) -> Text:
     """The gold control's outcome: the maintainers' fix, scored as a patch is."""
-    unreliable = unreliable_grader(control)
-    if unreliable is None:
-        return Text("resolved: the fix passes its own tests here", style="green")
-    shown = f"{control.status}; {unreliable}"
-    if control.broken:
-        shown += f" (breaks {', '.join(control.broken)})"
-    failing = [test for test, outcome in control.fail_to_pass.items() if outcome not in PASSING]
-    if failing:
-        shown += f" (does not pass {', '.join(failing)})"
-    if control.detail:
-        shown += f": {control.detail}"
-    return Text(inert_line(shown), style="yellow")
-
-
-def tally_words(tally: OutcomeTally) -> str:
-    """`passed 1 and failed 1 of 2 runs on fix 1a2b3c4d5`: a flaky test's evidence."""
-    trees = [
-        f"passed {on.passes} and failed {on.fails} of {on.runs} runs on {on.label}"
-        for on in tally.trees.values()
-        if on.passes and on.fails
-    ]
-    return "; ".join(trees)
+    style = "yellow" if unreliable_grader(control) is not None else "green"
+    return Text(inert_line(control_words(control)), style=style)
 
 
 def quarantined_json(

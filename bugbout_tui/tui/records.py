@@ -20,6 +20,7 @@ from bugbout_tui.core.models import (
     Ledger,
     Matrix,
     OracleSet,
+    OutcomeTally,
     Resolution,
     ResolutionSet,
     TaskSet,
@@ -43,6 +44,8 @@ class Records:
     verdicts: dict[str, dict[Policy, Verdict]] = field(default_factory=dict)
     """Task id → every policy's verdict, judged afresh from the matrix."""
     resolutions: ResolutionSet | None = None
+    ledger: Ledger | None = None
+    """The flake ledger: every test outcome of the bout, and so the quarantined tests."""
     problems: list[str] = field(default_factory=list)
     """Files that could not be read, each as a sentence naming the file."""
 
@@ -56,6 +59,14 @@ class Records:
         if self.resolutions is None:
             return None
         return self.resolutions.patches.get(task, {}).get(contestant)
+
+    def control(self, task: str) -> Resolution | None:
+        """The task's gold control: the maintainers' fix, scored as a patch is."""
+        return None if self.resolutions is None else self.resolutions.controls.get(task)
+
+    def quarantined(self, task: str) -> dict[str, dict[str, OutcomeTally]]:
+        """author → test → tally, of the task's tests the flake ledger quarantined."""
+        return {} if self.ledger is None else self.ledger.quarantined(task)
 
 
 def load_records(project_dir: Path) -> Records:
@@ -83,5 +94,6 @@ def load_records(project_dir: Path) -> Records:
             for task, matrix in matrices.items()
         },
         resolutions=read(store.resolutions_path, ResolutionSet),
+        ledger=ledger,
         problems=[exc.message for exc in unreadable],
     )

@@ -15,7 +15,18 @@ from textual.widgets.markdown import MarkdownBlock
 from tuiapp import calc_app, on_screen, press_and_settle, settle
 from tuiproject import CONFIG, EVENTS
 
-from bugbout_tui.core.models import Matrix
+from bugbout_tui.core.models import (
+    GOLD,
+    Ledger,
+    Matrix,
+    OracleSet,
+    OutcomeTally,
+    Resolution,
+    ResolutionSet,
+    TaskEnvironment,
+    TaskSet,
+    TreeTally,
+)
 from bugbout_tui.core.store import Store
 from bugbout_tui.tui.commands import ActionsProvider
 from bugbout_tui.tui.screens.attempt import AttemptScreen
@@ -105,6 +116,88 @@ async def test_the_highlighted_task_shows_its_issue_fix_and_ground_truth(calc: P
         funnel = static_text(screen, "#tasks-funnel")
         assert "6 changes examined → 3 tasks" in funnel
         assert "not-a-fix 2" in funnel and "2 of 3 tasks can race" in funnel
+
+
+async def test_the_tests_tab_shows_the_environment_gold_control_and_quarantined_tests(
+    calc: Path,
+) -> None:
+    fix = next(t for t in mined(calc).tasks if t.id == "calc-2").fix_commit[:9]
+    async with on_screen(calc, None, TasksScreen) as (_app, pilot, screen):
+        screen.table.move_cursor(row=screen.table.get_row_index("calc-2"))
+        await settle(pilot)
+        shown = lines(static_text(screen, "#task-tests"))
+        assert "gold control resolved: the fix passes its own tests here" in shown
+        assert "quarantined as flaky (they decide nothing): 1" in shown
+        flaky = f"tests/test_mean.py::test_empty: passed 1 and failed 1 of 2 runs on fix {fix}"
+        assert flaky in shown
+        assert "key dated-py3.12.1-5e0c41b7a9d2" in shown
+        assert "rung dated: resolved as of the fix's date" in shown
+        assert "python 3.12.1" in shown
+        assert "holds nothing but the test runner" in shown
+        assert "test runner pytest==7.4.4 and 3 more" in shown
+        assert "not dated nothing" in shown
+
+
+async def test_a_gold_control_that_fails_says_the_grader_is_unreliable(calc: Path) -> None:
+    store = Store(calc)
+    scores = store.read(store.resolutions_path, ResolutionSet)
+    assert scores is not None
+    scores.controls["calc-1"] = Resolution(
+        task="calc-1",
+        contestant=GOLD,
+        status="wrong-fix",
+        fail_to_pass={"tests/test_mean.py::test_empty": "failed"},
+    )
+    store.write(store.resolutions_path, scores)
+    async with on_screen(calc, None, TasksScreen) as (_app, pilot, screen):
+        screen.table.move_cursor(row=screen.table.get_row_index("calc-1"))
+        await settle(pilot)
+        assert (
+            "gold control wrong-fix; grader unreliable: the fix does not pass its own tests "
+            "here (does not pass tests/test_mean.py::test_empty)"
+        ) in lines(static_text(screen, "#task-tests"))
+
+
+async def test_the_tests_tab_follows_the_store_read_again(calc: Path) -> None:
+    """Ground truth, scoring and the ledger land while the tab is open: it shows them
+    without the cursor moving."""
+    store = Store(calc)
+    async with on_screen(calc, None, TasksScreen) as (app, pilot, screen):
+        screen.table.move_cursor(row=screen.table.get_row_index("calc-1"))
+        await settle(pilot)
+        assert "quarantined" not in static_text(screen, "#task-tests")
+        oracles = store.read(store.oracles_path, OracleSet)
+        assert oracles is not None
+        oracles.oracles["calc-1"] = oracles.oracles["calc-1"].model_copy(
+            update={"environment": TaskEnvironment(rung="tip", key="tip-py3.12.1-0a1b2c3d4e5f",
+                                                   note="the dated resolution failed: no six")}
+        )  # fmt: skip
+        store.write(store.oracles_path, oracles)
+        flaky = OutcomeTally(trees={"t": TreeTally(label="the gold control", runs=2, passes=1,
+                                                   fails=1)})  # fmt: skip
+        ledger = Ledger(tasks={"calc-1": {"careful": {"tests/t.py::test_x": flaky}}})
+        store.write(store.ledger_path, ledger)
+        app.reload_records()
+        await settle(pilot)
+        shown = lines(static_text(screen, "#task-tests"))
+        assert (
+            "tests/t.py::test_x (careful): passed 1 and failed 1 of 2 runs on the gold control"
+            in shown
+        )
+        assert "rung tip: the environment built from the tip's packaging files" in shown
+        assert "why the dated resolution failed: no six" in shown
+
+
+def mined(root: Path) -> TaskSet:
+    store = Store(root)
+    taskset = store.read(store.tasks_path, TaskSet)
+    assert taskset is not None
+    return taskset
+
+
+def lines(text: str) -> list[str]:
+    """`text`'s lines, each with its runs of blanks (a grid's columns) made one space."""
+    return [" ".join(line.split()) for line in text.splitlines()]
 
 
 # --- Config -----------------------------------------------------------------------------

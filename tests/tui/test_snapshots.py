@@ -38,6 +38,7 @@ def keys(*pressed: str) -> Callable[[Pilot[int]], Awaitable[None]]:
 
 SCREENS = {
     "tasks": ("down",),
+    "tasks-tests": ("down", "t", "t"),
     "config": ("1", "down", "down"),
     "race": ("3",),
     "matrix": ("4",),

@@ -8,6 +8,10 @@ something true to show without running an agent. The race board's events come fr
 
 The matrices are built so the policies disagree: on `calc-1` every policy picks the
 right patch; on `calc-2` `majority` picks a wrong one that the stricter policies refuse.
+calc declares no dependency, so every task's dated environment holds the test runner
+alone and the three share it; both scored tasks' gold controls resolve; on `calc-2` the
+flake ledger quarantined `tests/test_mean.py::test_empty`, which flipped between the two
+runs on the fix (so its ground truth set it aside as unstable).
 """
 
 from __future__ import annotations
@@ -20,23 +24,32 @@ from gitrepo import GitRepo
 from projects import write_issues
 
 from bugbout_tui.core.models import (
+    GOLD,
+    SUITE,
     Attempt,
     Author,
     Cell,
+    Ledger,
     Matrix,
     Oracle,
     OracleSet,
+    OutcomeTally,
     PatchFacts,
     Resolution,
     ResolutionSet,
+    Task,
+    TaskEnvironment,
+    TaskSet,
     Tokens,
     TreeRun,
+    TreeTally,
 )
 from bugbout_tui.core.patch import FileChange, Patch
 from bugbout_tui.core.store import Store
 from bugbout_tui.engine.mine import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import attempt_path
+from bugbout_tui.rules.flakes import digest
 
 EVENTS = Path(__file__).resolve().parent / "events"
 
@@ -391,21 +404,71 @@ def resolutions() -> ResolutionSet:
                 "slow": scored("calc-2", "slow", "no-fix"),
                 "rationed": scored("calc-2", "rationed", "quota"),
             },
-        }
+        },
+        controls={
+            "calc-1": gold("calc-1", "tests/test_mean.py::test_empty"),
+            "calc-2": gold("calc-2", "tests/test_clamp.py::test_upper"),
+        },
     )
 
 
-def oracles() -> OracleSet:
+def gold(task: str, fail_to_pass: str) -> Resolution:
+    """A gold control that resolved: the fix passes its own fail-to-pass test."""
+    return Resolution(
+        task=task, contestant=GOLD, status="resolved", fail_to_pass={fail_to_pass: "passed"}
+    )
+
+
+ENVIRONMENT = "dated-py3.12.1-5e0c41b7a9d2"
+"""The one dated environment the calc tasks share."""
+
+
+def environment(task: Task) -> TaskEnvironment:
+    """What calc's dated resolution holds as of `task`'s fix (January 2024): the test
+    runner alone, since calc declares no dependency."""
+    return TaskEnvironment(
+        rung="dated",
+        key=ENVIRONMENT,
+        python="3.12.1",
+        date=task.date,
+        packages=["iniconfig==2.0.0", "packaging==23.2", "pluggy==1.3.0", "pytest==7.4.4"],
+    )
+
+
+def oracles(taskset: TaskSet) -> OracleSet:
+    env = {task.id: environment(task) for task in taskset.tasks}
     return OracleSet(
         oracles={
             "calc-1": Oracle(fail_to_pass=["tests/test_mean.py::test_empty"],
-                             pass_to_pass=["tests/test_ops.py::test_mean"], scored=True),
+                             pass_to_pass=["tests/test_ops.py::test_mean"], scored=True,
+                             environment=env["calc-1"]),
             "calc-2": Oracle(fail_to_pass=["tests/test_clamp.py::test_upper"],
-                             pass_to_pass=["tests/test_ops.py::test_mean"], scored=True),
+                             pass_to_pass=["tests/test_ops.py::test_mean"],
+                             unstable=["tests/test_mean.py::test_empty"], scored=True,
+                             environment=env["calc-2"]),
             "calc-3": Oracle(scored=False,
-                             reason="no fail-to-pass test: the new test also passes unfixed"),
+                             reason="no fail-to-pass test: the new test also passes unfixed",
+                             environment=env["calc-3"]),
         }
     )  # fmt: skip
+
+
+def ledger(taskset: TaskSet) -> Ledger:
+    """`calc-2`'s `tests/test_mean.py::test_empty` passed on the base and once of the two
+    runs on the fix: the same code, two answers, so it is quarantined."""
+    task = next(task for task in taskset.tasks if task.id == "calc-2")
+    base = f"base {task.base_commit[:9]} with the fix's tests"
+    fix = f"fix {task.fix_commit[:9]}"
+    flaky = OutcomeTally(trees={
+        digest(base): TreeTally(label=base, runs=1, passes=1),
+        digest(fix): TreeTally(label=fix, runs=2, passes=1, fails=1),
+    })  # fmt: skip
+    steady = OutcomeTally(trees={
+        digest(base): TreeTally(label=base, runs=1, fails=1),
+        digest(fix): TreeTally(label=fix, runs=2, passes=2),
+    })  # fmt: skip
+    tests = {"tests/test_mean.py::test_empty": flaky, "tests/test_clamp.py::test_upper": steady}
+    return Ledger(tasks={"calc-2": {SUITE: tests}})
 
 
 def build_project(root: Path, *, records: bool = True, events: str | None = "race.jsonl") -> Path:
@@ -415,10 +478,11 @@ def build_project(root: Path, *, records: bool = True, events: str | None = "rac
     (root / "bugbout.toml").write_text(CONFIG, encoding="utf-8")
     write_issues(root, ISSUES)
     project = Project.load(root)
-    mine_tasks(project)
+    taskset = mine_tasks(project)
     store = Store(root)
     if records:
-        store.write(store.oracles_path, oracles())
+        store.write(store.oracles_path, oracles(taskset))
+        store.write(store.ledger_path, ledger(taskset))
         for attempt in attempts():
             store.write(attempt_path(store.attempts_dir, attempt.task, attempt.contestant),
                         attempt)  # fmt: skip

@@ -11,11 +11,13 @@ a URL or a file.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
 from markdown_it import MarkdownIt
 from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
@@ -30,10 +32,12 @@ from bugbout_tui.core import look
 from bugbout_tui.core.config import Decision, TasksConfig
 from bugbout_tui.core.config_doc import ConfigDocument
 from bugbout_tui.core.errors import BugboutError
-from bugbout_tui.core.models import Oracle, OracleSet, Task, TaskSet
+from bugbout_tui.core.models import Oracle, OracleSet, OutcomeTally, Resolution, Task, TaskSet
 from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.show_commit import show_commit
+from bugbout_tui.rules.score import unreliable_grader
+from bugbout_tui.rules.task_facts import control_words, environment_rows, quarantined_lines
 from bugbout_tui.tui.screens.base import BoutScreen
 from bugbout_tui.tui.widgets.columns import Column, add_columns, fit_columns
 
@@ -129,7 +133,15 @@ def issue_markdown() -> MarkdownIt:
                                             "html_block", "linkify"])  # fmt: skip
 
 
-def tests_view(task: Task, oracle: Oracle | None) -> RenderableType:
+def tests_view(
+    task: Task,
+    oracle: Oracle | None,
+    control: Resolution | None = None,
+    quarantined: Mapping[str, Mapping[str, OutcomeTally]] | None = None,
+) -> RenderableType:
+    """The task's tests and how far its grading can be trusted: the ground truth, the
+    gold control, the tests the flake ledger quarantined, and the environment the tests
+    ran in, worded as `bugbout tasks ID` words them."""
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold", no_wrap=True)
     facts.add_column()
@@ -148,6 +160,11 @@ def tests_view(task: Task, oracle: Oracle | None) -> RenderableType:
         if oracle.scored
         else Text(inert_line(f"not scored: {oracle.reason}"), style="yellow"),
     )
+    if control is not None:
+        style = "green" if unreliable_grader(control) is None else "yellow"
+        facts.add_row("gold control", Text(inert_line(control_words(control)), style=style))
+    elif oracle.scored:
+        facts.add_row("gold control", Text("not made yet (scoring makes it)", style="dim"))
     parts: list[RenderableType] = [facts]
     for heading, tests, style in (
         ("fail → pass (fail on the base, pass on the fix)", oracle.fail_to_pass, "green"),
@@ -159,7 +176,39 @@ def tests_view(task: Task, oracle: Oracle | None) -> RenderableType:
         parts.extend(Text(f"  {inert_line(test)}", style=style) for test in shown)
         if len(shown) < len(tests):
             parts.append(Text(f"  … {len(tests) - len(shown)} more", style="dim"))
+    flaky = quarantined_lines(quarantined or {})
+    if flaky:
+        heading = f"\nquarantined as flaky (they decide nothing): {len(flaky)}"
+        parts.append(Text(heading, style="bold"))
+        parts.extend(
+            Padding(Text(inert_line(line), style="yellow"), (0, 0, 0, 2)) for line in flaky
+        )
+    environment = environment_view(oracle)
+    if environment is not None:
+        parts.extend([Text("\nenvironment", style="bold"), environment])
     return Group(*parts)
+
+
+def environment_view(oracle: Oracle) -> Table | None:
+    """The environment the task's tests ran in; None in records from before it was kept."""
+    rows = environment_rows(oracle, brief=True)
+    if not rows:
+        return None
+    record = oracle.environment
+    facts = Table.grid(padding=(0, 2))
+    facts.add_column(style="bold", no_wrap=True)
+    facts.add_column()
+    for label, words in rows:
+        style = ""
+        if label == "rung" and record is not None:
+            style = "green" if record.rung == "dated" else "yellow"
+        elif label in ("why", "date lifted for", "runner from later") or (
+            label == "not dated" and words != "nothing"
+        ):
+            style = "yellow"
+        shown = "key" if label == "environment" else label
+        facts.add_row(f"  {shown}", Text(inert(words), style=style))
+    return facts
 
 
 class TasksScreen(BoutScreen):
@@ -344,14 +393,17 @@ class TasksScreen(BoutScreen):
             text.update("")
             self._detail_task = None
             return
+        records = self.session.records
+        oracle = records.oracles.oracles.get(task.id) if records.oracles else None
+        tests.update(
+            tests_view(task, oracle, records.control(task.id), records.quarantined(task.id))
+        )
         if task.id == self._detail_task:
             return
         self._detail_task = task.id
-        oracles = self.session.records.oracles
         issue.update(issue_head(task))
         text.update(inert(task.statement or ""))
         note.update(Text(inert(task.statement_note or ""), style="dim"))
-        tests.update(tests_view(task, oracles.oracles.get(task.id) if oracles else None))
         if task.fix_commit in self._fixes:
             fix.update(self._fix_view(task.fix_commit))
         else:
