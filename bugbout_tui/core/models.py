@@ -18,9 +18,9 @@ from bugbout_tui.core.patch import Patch
 SCHEMA_VERSION = 3
 """2: attempts record what their checkout lacked; oracles, matrices and scores the
 conditions they were made under. 3: attempts record when a usage limit resets and may be
-stopped by a budget (status `budget`). Records of earlier versions read as they are; an
-older bugbout meeting a later version says to upgrade rather than fail on the fields it
-does not know."""
+stopped by a budget (status `budget`); a ground truth may be not answered yet
+(`may_pass`). Records of earlier versions read as they are; an older bugbout meeting a
+later version says to upgrade rather than fail on the fields it does not know."""
 
 
 class Record(BaseModel):
@@ -254,6 +254,10 @@ class Oracle(BaseModel):
     environment: TaskEnvironment | None = None
     """The task's own environment and its rung under dated environments; None under
     `environments = "tip"`, an interpreter of the user's, and in older records."""
+    may_pass: str | None = None
+    """A run failed once in a way that may pass (a signal, a full disk, a sandbox that
+    could not start): this is that failure, no answer yet, and the next run tries again.
+    The same failure again under the same conditions is kept as the answer."""
 
 
 class OracleSet(Record):

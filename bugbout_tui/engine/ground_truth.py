@@ -10,7 +10,8 @@ An oracle is kept with the conditions it was made under (`Conditions`): one made
 other conditions than the current ones is made again, and so is one that is not scored
 when the run asks to retry what failed. A run that failed for a reason that may pass
 (a full disk, a sandbox that could not start, pytest killed by a signal) is no answer
-about the task: nothing is stored for it, and the next run tries again. Each run's
+about the task: it is recorded as such, and the next run tries again; the same failure
+twice in a row is kept as the answer (`rules.ground_truth.failed_again`). Each run's
 pytest output is kept in the store, and the oracle names the folder. Every outcome goes
 into the flake ledger, once per stage; a test the ledger quarantines is set aside as
 unstable in every stored oracle of the tasks run.
@@ -21,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout_tui.core import look
@@ -42,6 +44,7 @@ from bugbout_tui.rules.flakes import oracle_without, repository_tests, tree_of
 from bugbout_tui.rules.ground_truth import (
     PASSING,
     compute_oracle,
+    failed_again,
     lacking_submodules,
     on_newer_python,
     unrunnable,
@@ -58,6 +61,15 @@ _LISTED = 3
 """How many failing tests a reason names before it only counts the rest."""
 
 
+@dataclass(frozen=True)
+class MayPass:
+    """Runs that failed in a way that may pass (`problem` says how): no answer yet."""
+
+    problem: str
+    logs: str | None = None
+    """The store's folder with their output, when they ran."""
+
+
 class GroundTruth(PytestRunner):
     """Runs and stores the oracles of a project's tasks."""
 
@@ -68,9 +80,10 @@ class GroundTruth(PytestRunner):
 
         A record from before conditions were kept is trusted when it is scored, and made
         again once when it is not: those are the records an earlier version could have
-        stored after a run that failed for a passing reason.
+        stored after a run that failed for a passing reason. A run that failed once in a
+        way that may pass is no answer yet, so it is made again.
         """
-        if stored is None:
+        if stored is None or stored.may_pass is not None:
             return True
         if stored.conditions is None:
             return not stored.scored
@@ -121,10 +134,15 @@ class GroundTruth(PytestRunner):
                 return
             async with gate:
                 oracle = await self.oracle_for(task, current, environment)
-            if oracle is not None:
-                oracle = oracle.model_copy(
-                    update={"environment": record, "reason": on_newer_python(oracle, record)}
+            if isinstance(oracle, MayPass):
+                last = stored if stored is not None and stored.conditions == current else None
+                oracle = failed_again(oracle.problem, last).model_copy(
+                    update={"conditions": current, "logs": oracle.logs}
                 )
+                self._failed(task, oracle)
+            oracle = oracle.model_copy(
+                update={"environment": record, "reason": on_newer_python(oracle, record)}
+            )
             keep(task, oracle)
             done += 1
             self.bus.emit(
@@ -155,9 +173,8 @@ class GroundTruth(PytestRunner):
 
     async def oracle_for(
         self, task: Task, conditions: Conditions, environment: Environment
-    ) -> Oracle | None:
-        """The task's oracle, or None when its runs failed for a reason that may pass
-        (an error event says which)."""
+    ) -> Oracle | MayPass:
+        """The task's oracle, or how its runs failed when that may pass."""
         tests = [path for path in task.test_files if is_test_module(path)]
         if not tests:
             reason = "the fix changed no test module that pytest would collect"
@@ -209,21 +226,16 @@ class GroundTruth(PytestRunner):
                     )
                 )
         except Exception as exc:  # a task that cannot be prepared must not sink the others
-            self._not_stored(task, f"its tests could not be set up: {exc}")
-            return None
+            return MayPass(f"its tests could not be set up: {exc}")
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
-        stored = {
-            "logs": logs.relative_to(self.project.store.root).as_posix(),
-            "conditions": conditions,
-        }
+        kept = logs.relative_to(self.project.store.root).as_posix()
+        stored = {"logs": kept, "conditions": conditions}
         for label, run, tree in [("base", base_run, base), *(("fix", r, fix) for r in fixes)]:
             if transient_failure(run):
                 assert run.error is not None
-                self._not_stored(
-                    task, f"a run on the {label} failed: {first_error(run.error, tree=tree)}"
-                )
-                return None
+                problem = f"a run on the {label} failed: {first_error(run.error, tree=tree)}"
+                return MayPass(problem, kept)
         base_tree = tree_of(
             f"base {task.base_commit[:9]} with the fix's tests",
             conditions,
@@ -252,14 +264,13 @@ class GroundTruth(PytestRunner):
             stored["reason"] = why
         return oracle.model_copy(update=stored)
 
-    def _not_stored(self, task: Task, problem: str) -> None:
-        self.bus.emit(
-            ErrorRaised(
-                message=f"{task.id}: {problem}. This may pass, so no ground truth is kept "
-                "for it; the next run tries again.",
-                task=task.id,
-            )
-        )
+    def _failed(self, task: Task, oracle: Oracle) -> None:
+        """Say that a task's runs failed in a way that may pass, and what follows."""
+        if oracle.may_pass is not None:
+            said = f"{oracle.may_pass}. This may pass: the next run tries again"
+        else:
+            said = f"{oracle.reason}, so that is kept as its answer (--retry-failed tries again)"
+        self.bus.emit(ErrorRaised(message=f"{task.id}: {said}.", task=task.id))
 
     def _prepare(self, task: Task, workspace: Path) -> tuple[Path, Path, list[MissingSubmodule]]:
         """Scratch copies: the base with the fix's test files put in, and the fix; and

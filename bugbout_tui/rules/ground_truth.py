@@ -58,6 +58,25 @@ def unrunnable(reason: str) -> Oracle:
     return Oracle(scored=False, reason=reason)
 
 
+def failed_again(problem: str, stored: Oracle | None) -> Oracle:
+    """The record of runs that failed in a way that may pass (`problem`), given what the
+    last run left (`stored`, under the same conditions or None).
+
+    Once, it is no answer: the next run tries again. The same failure twice in a row is
+    taken as the task's answer, since a failure that repeats itself exactly is the
+    code's or the settings' (an interpreter that crashes on import, a plugin that kills
+    its process), not the machine's passing trouble; `--retry-failed` tries it again.
+    """
+    problem = problem.rstrip(". ")
+    if stored is not None and stored.may_pass == problem:
+        return unrunnable(f"{problem}, in two runs in a row")
+    return Oracle(
+        scored=False,
+        reason=f"not answered yet: {problem}; this may pass, and the next run tries again",
+        may_pass=problem,
+    )
+
+
 def lacking_submodules(missing: Sequence[MissingSubmodule], outcome: str) -> str:
     """The reason of a task whose trees lack a submodule: which one and why first, since
     that is what to fix, then what its tests did without it."""

@@ -240,7 +240,7 @@ def test_a_ground_truth_failed_under_a_pytest_argument_is_made_again_once_it_is_
     assert again["fail_to_pass"] == ["tests/test_mean.py::test_mean_empty"]
 
 
-def test_a_run_killed_by_a_signal_is_not_stored_and_runs_again(tmp_path: Path, home: Path) -> None:
+def test_a_run_killed_by_a_signal_is_no_answer_and_runs_again(tmp_path: Path, home: Path) -> None:
     """As the kernel's out-of-memory killer would: the first run of the fix's tests dies."""
     repo = _project(tmp_path)
     marker = tmp_path / "killed-once"
@@ -259,11 +259,49 @@ def test_a_run_killed_by_a_signal_is_not_stored_and_runs_again(tmp_path: Path, h
     config = write_config(repo.root, "calc")
     config.write_text(config.read_text().replace("[run]", '[run]\nsandbox = "none"'))
     _run(repo)
-    assert _oracles(repo) == {}
+    first = _oracles(repo)["calc-3"]
+    assert first["scored"] is False and "SIGKILL" in str(first["may_pass"])
+    # The base and the fix run side by side: whichever starts first is killed.
+    assert str(first["reason"]).startswith("not answered yet: a run on the ")
+    assert str(first["reason"]).endswith("; this may pass, and the next run tries again")
+    assert (repo.root / ".bugbout" / str(first["logs"]) / "base.log").exists()
     errors = [str(e["message"]) for e in _events(repo) if e["type"] == "error"]
     assert any("SIGKILL" in m and "next run tries again" in m for m in errors), errors
     _run(repo)
     assert _oracles(repo)["calc-3"]["scored"] is True
+    assert _oracles(repo)["calc-3"]["may_pass"] is None
+
+
+def test_a_run_killed_the_same_way_twice_in_a_row_is_kept_as_the_answer(
+    tmp_path: Path, home: Path
+) -> None:
+    """A failure that repeats itself exactly is the code's, not the machine's: it is not
+    run again and again, each run saying it may pass; `--retry-failed` runs it again."""
+    repo = _project(tmp_path)
+    count = tmp_path / "starts"
+    _fix_mean(
+        repo,
+        {
+            "tests/test_mean.py": "import os, signal\nfrom pathlib import Path\n\n"
+            "from calc.ops import mean\n\n\ndef test_mean_empty():\n"
+            f"    with Path({str(count)!r}).open('a') as log:\n"
+            "        log.write('start\\n')\n"
+            "    os.kill(os.getpid(), signal.SIGKILL)\n",
+        },
+    )
+    config = write_config(repo.root, "calc")
+    config.write_text(config.read_text().replace("[run]", '[run]\nsandbox = "none"'))
+    _run(repo)
+    assert _oracles(repo)["calc-3"]["may_pass"] is not None
+    _run(repo)
+    answer = _oracles(repo)["calc-3"]
+    assert (answer["scored"], answer["may_pass"]) == (False, None)
+    assert "SIGKILL" in str(answer["reason"]) and "in two runs in a row" in str(answer["reason"])
+    runs = len(count.read_text().splitlines())
+    _run(repo)
+    assert len(count.read_text().splitlines()) == runs  # the answer stands: nothing ran
+    Bout(Project.load(repo.root), retry_failed=True).run(until="ground-truth")
+    assert len(count.read_text().splitlines()) > runs
 
 
 def test_retry_failed_makes_an_unscored_ground_truth_again(tmp_path: Path, home: Path) -> None:
