@@ -166,9 +166,10 @@ class Bout:
             context, self.entrants(), watch=self._decision_watch(context), clock=self.clock
         )
         tasks = self.scored_tasks()
-        self.bus.emit(RaceEstimated(estimate=self._estimate(tasks, race.pending(tasks))))
+        pending = race.pending(tasks)  # read once: every attempt the store holds for them
+        self.bus.emit(RaceEstimated(estimate=self._estimate(tasks, pending)))
         try:
-            self.attempts = await race.run(tasks)
+            self.attempts = await race.run(tasks, pending)
         finally:
             self._running_race = None
 

@@ -316,8 +316,12 @@ class Race(StageRunner):
             waits=self.project.config.run.wait_for_quota is not None,
         )
 
-    async def run(self, tasks: Sequence[Task]) -> dict[str, list[Attempt]]:
-        needed = self.pending(tasks)
+    async def run(
+        self, tasks: Sequence[Task], pending: Sequence[tuple[Task, Entrant]] | None = None
+    ) -> dict[str, list[Attempt]]:
+        """Run what `tasks` still need and return every stored attempt per task;
+        `pending` is what `self.pending(tasks)` gave, when the caller already asked."""
+        needed = list(pending) if pending is not None else self.pending(tasks)
         withheld = await self._decide_before(tasks, needed)
         needed = [(task, entrant) for task, entrant in needed if task.id not in withheld]
         check_programs(list({id(e): e for _, e in needed}.values()))
