@@ -50,6 +50,7 @@ from bugbout_tui.core.config_errors import (
     redefinitions,
     suggest,
 )
+from bugbout_tui.core.env_models import TaskKind
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.git_urls import github_repo_from_url, is_git_url
 from bugbout_tui.core.models import BASE, SUITE
@@ -332,6 +333,13 @@ class TasksConfig(_Section):
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
     require_review: bool = False
+    kinds: Annotated[
+        list[TaskKind],
+        Field(min_length=1),
+        Explain(invalid='must list what to mine: "bug", "env" or both, e.g. ["bug", "env"]'),
+    ] = Field(default_factory=lambda: ["bug"])
+    """What the history is mined for: fixes with a new test (`bug`), changes to the
+    environment files alone that make a failing install or run succeed (`env`)."""
 
     @field_validator("since", mode="before")
     @classmethod
@@ -464,6 +472,18 @@ class PriceConfig(_Section):
             output=self.output,
             cached=self.input if self.cached is None else self.cached,
         )
+
+
+class EnvConfig(_Section):
+    """`[env]`: where environment tasks install from and are audited against."""
+
+    index: str = "https://pypi.org/simple"
+    """The package index a repair is installed from (a simple API that gives upload
+    times, so the task's date limit holds)."""
+    advisories: str = "https://pypi.org/pypi"
+    """The index's JSON API: yanked releases, removed projects, published advisories."""
+    lite: bool = False
+    """Race the built-in Lite projects too (`bugbout env-lite` races them alone)."""
 
 
 class JudgeConfig(_Section):
@@ -680,6 +700,7 @@ class Config(_Section):
     tasks: TasksConfig = Field(default_factory=lambda: TasksConfig.model_validate({}))
     run: RunConfig = Field(default_factory=lambda: RunConfig.model_validate({}))
     judge: JudgeConfig = Field(default_factory=lambda: JudgeConfig.model_validate({}))
+    env: EnvConfig = Field(default_factory=lambda: EnvConfig.model_validate({}))
     contestants: Annotated[
         list[ContestantConfig],
         Explain(invalid="must be an array of tables: write each one as [[contestants]]"),

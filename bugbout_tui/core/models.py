@@ -12,24 +12,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
+from bugbout_tui.core.env_models import EnvSpec, TaskKind
 from bugbout_tui.core.events import AttemptStatus
 from bugbout_tui.core.patch import Patch
+from bugbout_tui.core.record import SCHEMA_VERSION, Record
 
-SCHEMA_VERSION = 3
-"""2: attempts record what their checkout lacked; oracles, matrices and scores the
-conditions they were made under. 3: attempts record when a usage limit resets and may be
-stopped by a budget (status `budget`); a ground truth may be not answered yet
-(`may_pass`). Records of earlier versions read as they are; an older bugbout meeting a
-later version says to upgrade rather than fail on the fields it does not know."""
-
-
-class Record(BaseModel):
-    """Base of every stored file: strict about unknown fields, versioned."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    schema_version: int = SCHEMA_VERSION
-
+__all__ = ["SCHEMA_VERSION", "Record"]
 
 class Reason(StrEnum):
     """Why an examined change did not become a task. The vocabulary is fixed."""
@@ -128,6 +116,9 @@ class Task(BaseModel):
     statement_retry: bool = False
     """`statement_missing` is a failure that may pass (network, rate limit, server error):
     the next mining asks again, where a definite answer (no such issue) is kept."""
+    kind: TaskKind = "bug"
+    env: EnvSpec | None = None
+    """An environment task's command, date and failing log; None for a bug."""
 
 
 class TaskSet(Record):
