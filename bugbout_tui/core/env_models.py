@@ -59,8 +59,6 @@ class EnvSpec(BaseModel):
     """The interpreter's version the task runs on (`3.11`)."""
     date: datetime
     """Packages uploaded later were not published yet: the install's `--exclude-newer`."""
-    failing_log: str
-    """What a clean install and run of the base printed, capped: given to the agents."""
     env_files: list[str]
     """The environment files the known repair changed (relative paths)."""
     defect: EnvDefect
@@ -234,7 +232,10 @@ class Repair(BaseModel):
 
 
 class RepairSet(Record):
-    """`repairs.json`: every environment task's repairs, scored, and each task's controls."""
+    """`repairs.json`: every environment task's repairs, scored, and each task's controls.
+
+    The base control is the task's ground truth and its failing log: what its install and
+    traced run printed is what the agents are given."""
 
     repairs: dict[str, dict[str, Repair]] = Field(default_factory=dict)
     """task → contestant → repair."""
