@@ -52,10 +52,12 @@ class ProjectInfo(_Answer):
 
 
 class ProjectAnswer(_Answer):
-    """`/pypi/<name>/json`: every release's files."""
+    """`/pypi/<name>/json`: every release's files, and the advisories of the release
+    `info.version` names."""
 
     info: ProjectInfo
     releases: dict[str, list[PypiFile]] = Field(default_factory=dict)
+    vulnerabilities: list[PypiVulnerability] = Field(default_factory=list)
 
 
 class ReleaseInfo(_Answer):
@@ -73,24 +75,37 @@ class ReleaseAnswer(_Answer):
     vulnerabilities: list[PypiVulnerability] = Field(default_factory=list)
 
 
-def live_advisories(release: ReleaseAnswer) -> list[Advisory]:
-    """The release's advisories, those withdrawn left out."""
+def live_advisories(answer: ReleaseAnswer | ProjectAnswer) -> list[Advisory]:
+    """The advisories of a release (of a project's newest, for a project's answer),
+    those withdrawn left out."""
     return [
         Advisory(id=v.id, aliases=v.aliases, fixed_in=v.fixed_in, summary=v.summary)
-        for v in release.vulnerabilities
+        for v in answer.vulnerabilities
         if v.withdrawn is None
     ]
 
 
-def release_yanked(release: ReleaseAnswer) -> bool:
-    """Yanked as a release, or every one of its files yanked."""
-    return release.info.yanked or (bool(release.urls) and all(f.yanked for f in release.urls))
+def release_key(project: ProjectAnswer, version: str) -> str | None:
+    """How the index spells `version` among the project's releases (`==2.31` pins
+    2.31.0), None when it has no such release."""
+    if version in project.releases:
+        return version
+    try:
+        wanted = Version(version)
+    except InvalidVersion:
+        return None
+    for text in project.releases:
+        try:
+            if Version(text) == wanted:
+                return text
+        except InvalidVersion:
+            continue
+    return None
 
 
-def release_gone(release: ReleaseAnswer) -> bool:
-    """Nothing of the release can be installed unless pinned past a yank: yanked, or no
-    file left."""
-    return release_yanked(release) or not release.urls
+def files_yanked(files: Sequence[PypiFile]) -> bool:
+    """A release yanked: every one of its files is (PyPI yanks whole releases)."""
+    return bool(files) and all(f.yanked for f in files)
 
 
 def published_by(files: Sequence[PypiFile], date: datetime | None) -> list[PypiFile]:

@@ -35,18 +35,18 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from bugbout_tui.core.env_models import AuditFinding, Declared, Newest
+from bugbout_tui.core.env_models import Advisory, AuditFinding, Declared, Newest
 from bugbout_tui.core.fs import write_model
 from bugbout_tui.core.popular import one_edit_away, popular_packages
 from bugbout_tui.core.pypi_json import (
     ProjectAnswer,
     ReleaseAnswer,
     every_version_gone,
+    files_yanked,
     live_advisories,
     newest_version,
     published_by,
-    release_gone,
-    release_yanked,
+    release_key,
     runs_code_at_install,
 )
 from bugbout_tui.infra.env_declared import direct_reference
@@ -184,17 +184,35 @@ async def _finding(index: _Index, start: AuditFinding, date: datetime, python: s
                 "install_code": runs_code_at_install(live, python) if newest else None,
             }
         )
-    release = await index.release(start.name, start.pinned)
-    if release is None:
+    version = release_key(project, start.pinned)
+    if version is None:
         return start.model_copy(update={"exists": True, "removed": True, "yanked": False})
+    files = project.releases[version]
+    release = await index.release(start.name, version)
+    yanked = files_yanked(files) or (release is not None and release.info.yanked)
     return start.model_copy(
         update={
             "exists": True,
-            "removed": release_gone(release),
-            "yanked": release_yanked(release),
-            "advisories": live_advisories(release),
-            "install_code": runs_code_at_install(published_by(release.urls, date), python),
+            "removed": yanked or not files,
+            "yanked": yanked,
+            "advisories": _advisories(project, release, version),
+            "install_code": runs_code_at_install(published_by(files, date), python),
         }
+    )
+
+
+def _advisories(
+    project: ProjectAnswer, release: ReleaseAnswer | None, version: str
+) -> list[Advisory]:
+    """A listed release's advisories: from its own answer, or, for the newest release of
+    an index that answers only for projects, from the project's."""
+    if release is not None:
+        return live_advisories(release)
+    if version == project.info.version:
+        return live_advisories(project)
+    raise Unchecked(
+        f"the index lists {project.info.name} {version} but gives no answer for it,"
+        " so its advisories are unknown"
     )
 
 
@@ -205,9 +223,10 @@ async def _newest(index: _Index, name: str, pinned: str, date: datetime) -> Newe
     today = newest_version(project, None)
     at_date = newest_version(project, date)
     advisories: dict[str, list[str]] = {}
-    for version in dict.fromkeys(v for v in (pinned, today, at_date) if v is not None):
+    declared = release_key(project, pinned)
+    for version in dict.fromkeys(v for v in (declared, today, at_date) if v is not None):
         release = await index.release(name, version)
-        ids = [advisory.id for advisory in live_advisories(release)] if release else []
+        ids = [advisory.id for advisory in _advisories(project, release, version)]
         if ids:
             advisories[version] = ids
     return Newest(

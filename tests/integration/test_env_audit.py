@@ -4,6 +4,7 @@ cached so a second audit asks nothing, and an index that cannot be reached."""
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 from collections.abc import Iterator
@@ -145,8 +146,19 @@ async def test_an_unreachable_index_leaves_every_package_unchecked(
     assert not [path for path in cache.rglob("*") if path.is_file()], "errors are not cached"
 
 
+PROJECT_ONLY = {
+    "info": {"name": "terse", "version": "2.0"},
+    "releases": {
+        version: [{"filename": f"terse-{version}-py3-none-any.whl", "packagetype": "bdist_wheel"}]
+        for version in ("1.0", "2.0")
+    },
+    "vulnerabilities": [{"id": "PYSEC-2.0", "withdrawn": None}],
+}
+
+
 class Failing(BaseHTTPRequestHandler):
-    """An index in trouble: a server error for one project, garbage for another."""
+    """An index in trouble: a server error for one project, garbage for another, and one
+    project answered for as a whole but not release by release."""
 
     def log_message(self, format: str, *args: object) -> None:
         return
@@ -155,7 +167,15 @@ class Failing(BaseHTTPRequestHandler):
         if "/broken/" in self.path:
             self.send_error(503)
             return
-        body = b"<html>not json</html>" if "/garbled/" in self.path else b'{"info": 1}'
+        if self.path.startswith("/pypi/terse/") and self.path != "/pypi/terse/json":
+            self.send_error(404)
+            return
+        if "/garbled/" in self.path:
+            body = b"<html>not json</html>"
+        elif "/odd/" in self.path:
+            body = b'{"info": 1}'
+        else:
+            body = json.dumps(PROJECT_ONLY).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -170,14 +190,19 @@ async def test_server_errors_and_unreadable_answers_leave_a_package_unchecked(
     try:
         api = f"http://127.0.0.1:{server.server_address[1]}/pypi"
         packages = [declared(f"{name}==1.0", name, "1.0") for name in ("broken", "garbled", "odd")]
+        packages += [declared("Terse==2", "terse", "2"), declared("terse==1.0", "terse", "1.0")]
         findings, _ = await audit(
             packages, api=api, date=DATE, python="3.11", cache=tmp_path / "cache"
         )
     finally:
         server.shutdown()
         server.server_close()
-    broken, garbled, odd = (f.unchecked or "" for f in findings)
-    assert "answered 503" in broken
-    assert "not JSON" in garbled
-    assert "could not be read" in odd
+    broken, garbled, odd, newest, older = findings
+    assert "answered 503" in (broken.unchecked or "")
+    assert "not JSON" in (garbled.unchecked or "")
+    assert "could not be read" in (odd.unchecked or "")
+    assert newest.unchecked is None, "the project's answer gives its newest's advisories"
+    assert [advisory.id for advisory in newest.advisories] == ["PYSEC-2.0"]
+    assert (newest.exists, newest.removed) == (True, False), "`==2` pins the listed 2.0"
+    assert "advisories are unknown" in (older.unchecked or "")
     assert safe_share(findings) == 0.0
