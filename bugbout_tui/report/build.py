@@ -47,6 +47,14 @@ from bugbout_tui.core.prices import shipped_prices
 from bugbout_tui.core.trials import agent_of, trial_number
 from bugbout_tui.report import metrics
 from bugbout_tui.report.model import (
+    AWAITING_REVIEW,
+    BUDGET_ONLY,
+    DECIDED_BEFORE,
+    EXCLUDED_BY_YOU,
+    NO_ISSUE_TEXT,
+    NOT_RUN,
+    NOT_STARTED,
+    QUOTA_ONLY,
     AgentRow,
     AgentSpend,
     AgentsSection,
@@ -101,16 +109,6 @@ __all__ = ["NO_VERDICT", "build_report"]
 NO_VERDICT = "no verdict is recorded for this task"
 """The abstention shown for a task the judge never saw (no matrix was built for it)."""
 NO_ORACLE = "no ground truth is recorded for this task"
-
-EXCLUDED_BY_YOU = "excluded by you"
-AWAITING_REVIEW = "awaiting your review"
-"""Not accepted while `[tasks] require-review` is on."""
-NO_ISSUE_TEXT = "no issue text"
-NOT_STARTED = "no contestant could be started"
-QUOTA_ONLY = "every contestant's attempt hit a usage limit"
-BUDGET_ONLY = "every contestant's budget was reached before it"
-NOT_RUN = "no contestant has run on it yet"
-DECIDED_BEFORE = "the bout was decided before it (stop-when-decided)"
 
 RIGHT: frozenset[PatchStatus] = frozenset({"resolved"})
 WRONG: frozenset[PatchStatus] = frozenset({"fixed-but-broke", "wrong-fix"})
@@ -403,10 +401,7 @@ def _statuses(
 
 
 def _rate(count: float, n: int) -> Rate:
-    interval = metrics.wilson(count, n)
-    if interval is None:
-        return Rate(count=count, n=n)
-    return Rate(count=count, n=n, share=count / n, low=interval.low, high=interval.high)
+    return Rate.of(count, n)
 
 
 def _spend(every: Sequence[Attempt], costing: Costing) -> Spend:
@@ -993,21 +988,8 @@ def _per_task(
 ) -> PassAtK:
     """A per-task estimator at k, averaged over the tasks with at least k scored trials
     (a task with fewer has no value, rather than a guessed one), with its interval."""
-    values = [
-        estimator(len(results), results.count("resolved"), k)
-        for results in runs
-        if len(results) >= k
-    ]
-    if not values:
-        return PassAtK(k=k, tasks=0)
-    interval = metrics.bootstrap_interval(values, metrics.mean)
-    return PassAtK(
-        k=k,
-        value=metrics.mean(values),
-        tasks=len(values),
-        low=None if interval is None else interval.low,
-        high=None if interval is None else interval.high,
-    )
+    counted = [(len(results), results.count("resolved")) for results in runs]
+    return PassAtK.of(k, metrics.at_k(counted, k, estimator))
 
 
 def _share_of_trials(pairs: Sequence[tuple[int, int]]) -> float:

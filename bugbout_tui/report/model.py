@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bugbout_tui.core.config import Policy
 from bugbout_tui.core.models import AuthorKind, Reason, Record, ResolutionStatus, Rung
+from bugbout_tui.report import metrics
 
 PatchStatus = ResolutionStatus | Literal["missing"]
 """A patch's hidden-test status; `missing` when no score is recorded for it yet."""
@@ -44,6 +45,16 @@ EXCLUSION_LABELS: dict[Reason, str] = {
 }
 """Why a change was left out, in words; the stored vocabulary stays fixed."""
 
+EXCLUDED_BY_YOU = "excluded by you"
+AWAITING_REVIEW = "awaiting your review"
+"""Not accepted while `[tasks] require-review` is on."""
+NO_ISSUE_TEXT = "no issue text"
+NOT_STARTED = "no contestant could be started"
+QUOTA_ONLY = "every contestant's attempt hit a usage limit"
+BUDGET_ONLY = "every contestant's budget was reached before it"
+NOT_RUN = "no contestant has run on it yet"
+DECIDED_BEFORE = "the bout was decided before it (stop-when-decided)"
+
 
 class _Part(BaseModel):
     """Every part of the report: closed to unknown fields, documented in the schema."""
@@ -68,6 +79,14 @@ class Rate(_Part):
     """Lower end of the 95% Wilson interval."""
     high: float | None = None
     """Upper end of the 95% Wilson interval."""
+
+    @classmethod
+    def of(cls, count: float, n: int) -> Rate:
+        """`count` of `n` with its share and Wilson interval (none when `n` is 0)."""
+        interval = metrics.wilson(count, n)
+        if interval is None:
+            return cls(count=count, n=n)
+        return cls(count=count, n=n, share=count / n, low=interval.low, high=interval.high)
 
     def counted(self) -> str:
         """`21 of 30`; an expected count keeps one decimal (`1.3 of 3`)."""
@@ -441,6 +460,17 @@ class PassAtK(_Part):
     """Lower end of the 95% bootstrap interval over those tasks; None below two tasks."""
     high: float | None = None
     """Upper end of the 95% bootstrap interval over those tasks; None below two tasks."""
+
+    @classmethod
+    def of(cls, k: int, found: metrics.TaskMean) -> PassAtK:
+        interval = found.interval
+        return cls(
+            k=k,
+            value=found.value,
+            tasks=found.tasks,
+            low=None if interval is None else interval.low,
+            high=None if interval is None else interval.high,
+        )
 
 
 class TrialRow(_Part):
