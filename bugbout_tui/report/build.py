@@ -19,7 +19,10 @@ where the design leaves room are stated in `docs/report.md`; the main ones:
 - a task whose gold control (the maintainers' fix scored as a patch) did not resolve
   has an unreliable grader and counts in no figure;
 - an author's tests never score the author's own patches, as the judge never lets an
-  author vouch for itself.
+  author vouch for itself;
+- environment tasks are scored by their controls and repairs, not by hidden tests, so
+  they have a section of their own (`env_build.py`) and no bug figure counts them; only
+  the cost totals, which cover every attempt of the bout, include their attempts.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from fractions import Fraction
 from bugbout_tui.core import look
 from bugbout_tui.core.agent_facts import UNKNOWN_VENDOR
 from bugbout_tui.core.config import Policy, TasksConfig
+from bugbout_tui.core.env_models import RepairSet
 from bugbout_tui.core.models import (
     RUNGS,
     Attempt,
@@ -46,6 +50,7 @@ from bugbout_tui.core.models import (
 from bugbout_tui.core.prices import shipped_prices
 from bugbout_tui.core.trials import agent_of, trial_number
 from bugbout_tui.report import metrics
+from bugbout_tui.report.env_build import build_env_section
 from bugbout_tui.report.model import (
     AWAITING_REVIEW,
     BUDGET_ONLY,
@@ -136,6 +141,7 @@ def build_report(
     ledger: Ledger | None = None,
     costing: Costing | None = None,
     stop_level: float | None = None,
+    repairs: RepairSet | None = None,
 ) -> Report:
     """The report on a bout, computed from its stored records alone.
 
@@ -148,10 +154,20 @@ def build_report(
     `costing` prices attempts whose agent reported tokens but no cost, and knows which
     agents are on a plan; without it only reported costs count. `stop_level` is
     `[run] decided-at` when `stop-when-decided` is on: the sequential comparison is
-    recomputed from the records, as the race made it.
+    recomputed from the records, as the race made it. `repairs` holds the environment
+    tasks' repairs and controls: those tasks have a section of their own (`env`), and
+    every other section counts the bug tasks alone, the cost totals excepted.
     """
     decisions = decisions or TasksConfig()
     costing = costing or Costing(shipped_prices())
+    every_attempt = attempts
+    env_tasks = [task for task in taskset.tasks if task.kind == "env"]
+    env_ids = {task.id for task in env_tasks}
+    if env_ids:
+        taskset = taskset.model_copy(
+            update={"tasks": [task for task in taskset.tasks if task.id not in env_ids]}
+        )
+        attempts = [attempt for attempt in attempts if attempt.task not in env_ids]
     race_order = [
         task.id
         for task in taskset.tasks
@@ -215,7 +231,7 @@ def build_report(
         ),
         evidence=_evidence(raced, status, matrices, contestants, examiners),
         funnel=_funnel(taskset, standings, controls, oracles),
-        cost=_cost(attempts, contestants, examiners, costing),
+        cost=_cost(every_attempt, contestants, examiners, costing),
         trials=_trials(raced, statuses, contestants),
         stopping=stopping,
         quarantined=_quarantined(ledger),
@@ -231,6 +247,16 @@ def build_report(
             )
             for task in taskset.tasks
         ],
+        env=None
+        if not env_tasks
+        else build_env_section(
+            tasks=[task for task in env_tasks if task.env is not None],
+            repairs=repairs or RepairSet(),
+            attempts=[a for a in every_attempt if a.task in env_ids],
+            contestants=contestants,
+            decisions=decisions,
+            costing=costing,
+        ),
     )
 
 
