@@ -37,6 +37,9 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     info = f"{name}-{version}.dist-info"
     metadata = [f"Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
     metadata += [f"Requires-Dist: {r}" for r in project.get("dependencies", [])]
+    for extra, listed in project.get("optional-dependencies", {}).items():
+        metadata.append(f"Provides-Extra: {extra}")
+        metadata += [f'Requires-Dist: {r} ; extra == "{extra}"' for r in listed]
     contents[f"{info}/METADATA"] = ("\\n".join(metadata) + "\\n").encode()
     contents[f"{info}/WHEEL"] = (
         b"Wheel-Version: 1.0\\nGenerator: envkit\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"
@@ -60,15 +63,19 @@ def write_project(
     name: str,
     *,
     dependencies: Sequence[str] = (),
+    extras: Mapping[str, Sequence[str]] | None = None,
     files: Mapping[str, str] | None = None,
 ) -> Path:
     """A project `name` (its package `name/`, or `src/name/` when `files` puts it there)
-    that declares `dependencies`, with `files` beside it (path → text)."""
+    that declares `dependencies` and `extras` (name → requirements), with `files` beside
+    it (path → text)."""
     listed = ", ".join(json.dumps(d) for d in dependencies)
+    optional = "".join(f"{extra} = {json.dumps(list(r))}\n" for extra, r in (extras or {}).items())
     texts = {
         "pyproject.toml": '[build-system]\nrequires = []\nbuild-backend = "envkit_backend"\n'
         'backend-path = ["."]\n\n'
-        f'[project]\nname = "{name}"\nversion = "0.1"\ndependencies = [{listed}]\n',
+        f'[project]\nname = "{name}"\nversion = "0.1"\ndependencies = [{listed}]\n'
+        + (f"\n[project.optional-dependencies]\n{optional}" if optional else ""),
         "envkit_backend.py": BACKEND,
         **(files or {}),
     }

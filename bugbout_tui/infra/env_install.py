@@ -5,9 +5,14 @@ tree declares, as of the task's date, from one index; and D², what it then hold
 (`--no-config`) and no index settings from the environment, the index is the one given,
 `--exclude-newer` hides every file uploaded after the task's date, and the project's own
 uv settings (`[tool.uv.sources]`, which may name other indexes) are ignored
-(`--no-sources`), as pip would. The project is installed as a user would install it,
-not editable, so its own dependencies resolve as it declares them, together with every
-`requirements*.txt` at its root, in one resolution.
+(`--no-sources`), as pip would. What is installed is what the tree declares for its
+tests' run, read by the function that also lists D¹ (`infra/run_declaration.py`), so
+the two cannot drift: the project as a user would install it, not editable, so its own
+dependencies resolve as it declares them, with its test extras; its `tests_require`;
+its test dependency groups (`--group`); and its requirement files of the tests and the
+runtime (`-r`), all in one resolution. A task's command runs the tests, so pytest and
+what else the tests need must be there whether the tree declares them in an extra, a
+group or a `requirements-dev.txt`.
 
 The tree is an agent's, so installing it runs an agent's code: its `setup.py` or
 in-tree build backend, and the build of any sdist it names. Everything after the
@@ -18,8 +23,8 @@ deadline the whole process tree is ended. The network stays on, since the index 
 reached. An install must leave the environment's interpreter as uv made it, since the
 traced run's view is read off it.
 
-A repair may not change where packages come from: a requirements file with an option
-that does (`--index-url`, `--extra-index-url`, `--find-links`, `--no-index`,
+A repair may not change where packages come from: a requirements file installed with
+an option that does (`--index-url`, `--extra-index-url`, `--find-links`, `--no-index`,
 `--trusted-host`, an editable or included URL; see `core/requirement_sources.py`), or
 that includes a file outside the tree, is refused before uv runs. What a date cannot
 limit is recorded as `unenforced`: a distribution installed from a direct URL, a VCS or
@@ -39,7 +44,6 @@ import pwd
 import shutil
 import tempfile
 import time
-import tomllib
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -53,6 +57,7 @@ from bugbout_tui.infra.env import _installed_from, _UvRun, find_uv
 from bugbout_tui.infra.manifests import _escapes
 from bugbout_tui.infra.proc import run_process
 from bugbout_tui.infra.programs import venv_paths
+from bugbout_tui.infra.run_declaration import RunDeclaration, run_declaration
 from bugbout_tui.infra.sandbox import Confinement, NoSandbox, Sandbox, scrub_environment
 
 _RESOLUTION_SETTINGS = (
@@ -132,12 +137,13 @@ async def clean_install(
 
     if venv.exists():
         shutil.rmtree(venv)
-    refused = _source_change(tree)
+    declared = run_declaration(tree)
+    refused = _source_change(tree, declared.files)
     if refused is not None:
         _append(log, f"[not installed: {refused}]\n")
         return ended(None, refused)
     python_of_venv = venv / "bin" / "python"
-    wanted = _declared(tree)
+    wanted = _install_arguments(tree, declared)
     run: _UvRun | None = None
     with tempfile.TemporaryDirectory(prefix="bugbout-install-") as scratch:
         uv = _Uv(uv_bin, Path(scratch), log, deadline=started + timeout)
@@ -283,12 +289,12 @@ def _interpreter_marks(venv: Path) -> dict[str, str]:
     return marks
 
 
-def _source_change(tree: Path) -> str | None:
-    """Why the tree's requirements files may not be installed, or None: an option that
-    changes where packages come from, in a root `requirements*.txt` or a file it
-    includes, or an included file outside the tree."""
+def _source_change(tree: Path, files: Sequence[Path]) -> str | None:
+    """Why the tree's requirements `files` may not be installed, or None: an option that
+    changes where packages come from, in one of them or a file it includes, or a file
+    outside the tree."""
     root = Path(os.path.realpath(tree))
-    pending = [(path, path.name) for path in sorted(tree.glob("requirements*.txt"))]
+    pending = [(path, path.relative_to(tree).as_posix()) for path in files]
     seen: set[Path] = set()
     while pending:
         path, shown = pending.pop(0)
@@ -324,30 +330,21 @@ def _clean_environment(environ: Mapping[str, str]) -> dict[str, str]:
     return {"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0", **kept}
 
 
-def _declared(tree: Path) -> list[str]:
-    """uv's arguments for what the tree declares: the project, when the tree is one, and
-    `-r` for each `requirements*.txt` at its root."""
-    wanted = [str(tree)] if _is_project(tree) else []
-    for path in sorted(tree.glob("requirements*.txt")):
-        if path.is_file():
-            wanted += ["-r", str(path)]
+def _install_arguments(tree: Path, declared: RunDeclaration) -> list[str]:
+    """uv's arguments for what the tree declares for its run: the project with its test
+    extras, `tests_require`, each test dependency group of its `pyproject.toml`, and
+    `-r` for each requirement file. Extras and groups are names `TEST_EXTRA` matched,
+    and `tests_require` holds PEP 508 requirements alone, so none reads as an option."""
+    wanted: list[str] = []
+    if declared.project:
+        extras = f"[{','.join(declared.extras)}]" if declared.extras else ""
+        wanted.append(f"{tree}{extras}")
+    wanted += declared.tests_require
+    for group in declared.groups:
+        wanted += ["--group", f"{tree / 'pyproject.toml'}:{group}"]
+    for path in declared.files:
+        wanted += ["-r", str(path)]
     return wanted
-
-
-def _is_project(tree: Path) -> bool:
-    """A `setup.py`, or a `pyproject.toml` that says how to build or what the project is;
-    one that only configures tools makes no project. One that cannot be read is tried,
-    so uv says what is wrong with it."""
-    if (tree / "setup.py").is_file():
-        return True
-    pyproject = tree / "pyproject.toml"
-    if not pyproject.is_file():
-        return False
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return True
-    return "project" in data or "build-system" in data
 
 
 def _installed(freeze_output: str, tree: Path) -> tuple[list[str], list[str]]:

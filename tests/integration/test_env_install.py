@@ -1,8 +1,9 @@
 """The clean install of an environment task, for real: uv, a package index on 127.0.0.1
 with upload times, and projects built by their own backend.
 
-`shapes` 1.0 was "uploaded" in 2020 and 2.0 in 2023; `helper` in 2020; `nodate`'s index
-entry gives no upload time. Every install is dated 2021 unless a test says otherwise.
+`shapes` 1.0 was "uploaded" in 2020 and 2.0 in 2023; `helper`, `pytest` and `sphinx` in
+2020; `nodate`'s index entry gives no upload time. Every install is dated 2021 unless a
+test says otherwise.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from envkit import when, write_project
 from fakes.harness import bubblewrap
 
 from bugbout_tui.core.env_models import EnvInstall
+from bugbout_tui.infra.env_declared import declared_packages
 from bugbout_tui.infra.env_install import clean_install
 from bugbout_tui.infra.package_index import PackageIndex, build_wheel
 from bugbout_tui.infra.sandbox import NoSandbox, Sandbox
@@ -44,6 +46,9 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             served.publish(wheel, uploaded=when(year))
         helper = build_wheel(wheels, "helper", "1.0", {"helper/__init__.py": ""})
         served.publish(helper, uploaded=when(2020))
+        for tool in ("pytest", "sphinx"):
+            wheel = build_wheel(wheels, tool, "1.0", {f"{tool}/__init__.py": ""})
+            served.publish(wheel, uploaded=when(2020))
         served.publish(build_wheel(wheels, "nodate", "1.0", {"nodate.py": ""}), uploaded=None)
         patch.setenv("UV_CACHE_DIR", str(tmp_path_factory.mktemp("uv-cache")))
         patch.setenv("UV_PYTHON_DOWNLOADS", "never")
@@ -94,6 +99,84 @@ def test_the_date_picks_the_version_uploaded_before_it(
     assert (site / "geom" / "__init__.py").is_file()  # installed, not linked to the tree
     source = json.loads((site / "geom-0.1.dist-info" / "direct_url.json").read_text())
     assert source["dir_info"].get("editable", False) is False
+
+
+def _names(installed: list[str]) -> set[str]:
+    return {line.split("==")[0].split(" @ ")[0] for line in installed}
+
+
+def test_a_test_extra_is_installed_with_the_project(tmp_path: Path, index: Served) -> None:
+    """pytest only in the `test` extra: the task's command could not run without it."""
+    tree = write_project(
+        tmp_path / "tree",
+        "geom",
+        dependencies=["shapes"],
+        extras={"test": ["pytest"], "docs": ["sphinx"]},
+    )
+
+    result = install(tree, index.url)
+
+    assert result.ok, result.detail
+    assert result.installed == ["pytest==1.0", "shapes==1.0"]
+    assert _names(result.installed) == {d.name for d in declared_packages(tree)}
+
+
+def test_a_test_dependency_group_is_installed(tmp_path: Path, index: Served) -> None:
+    tree = write_project(tmp_path / "tree", "geom", dependencies=["shapes"])
+    with (tree / "pyproject.toml").open("a") as pyproject:
+        pyproject.write(
+            '\n[dependency-groups]\ntest = ["pytest", {include-group = "more"}]\n'
+            'more = ["helper"]\ndocs = ["sphinx"]\n'
+        )
+
+    result = install(tree, index.url)
+
+    assert result.ok, result.detail
+    assert result.installed == ["helper==1.0", "pytest==1.0", "shapes==1.0"]
+    assert _names(result.installed) == {d.name for d in declared_packages(tree)}
+
+
+def test_test_and_dev_requirement_files_are_installed(tmp_path: Path, index: Served) -> None:
+    tree = tmp_path / "tree"
+    (tree / "requirements").mkdir(parents=True)
+    (tree / "requirements-dev.txt").write_text("pytest\n")
+    (tree / "requirements" / "test.txt").write_text("helper\n")
+    (tree / "test-requirements.txt").write_text("shapes\n")
+
+    result = install(tree, index.url)
+
+    assert result.ok, result.detail
+    assert result.installed == ["helper==1.0", "pytest==1.0", "shapes==1.0"]
+    assert _names(result.installed) == {d.name for d in declared_packages(tree)}
+
+
+def test_a_docs_requirements_file_is_not_installed(tmp_path: Path, index: Served) -> None:
+    """Nor refused for where it takes packages from: it is not installed at all."""
+    tree = tmp_path / "tree"
+    (tree / "docs").mkdir(parents=True)
+    (tree / "requirements.txt").write_text("shapes\n")
+    (tree / "requirements-docs.txt").write_text("--index-url http://127.0.0.1:9/simple\nsphinx\n")
+    (tree / "docs" / "requirements.txt").write_text("sphinx\n")
+
+    result = install(tree, index.url)
+
+    assert result.ok, result.detail
+    assert result.installed == ["shapes==1.0"]
+    assert [d.name for d in declared_packages(tree)] == ["shapes"]
+
+
+def test_a_test_requirements_file_that_changes_the_index_is_refused(
+    tmp_path: Path, index: Served
+) -> None:
+    tree = tmp_path / "tree"
+    (tree / "requirements").mkdir(parents=True)
+    (tree / "requirements" / "test.txt").write_text("--find-links /tmp\npytest\n")
+
+    result = install(tree, index.url)
+
+    assert not result.ok and result.exit_code is None
+    assert result.detail is not None
+    assert result.detail.startswith("requirements/test.txt, line 1: --find-links changes where")
 
 
 def test_a_pin_that_does_not_exist_fails_with_uvs_words(tmp_path: Path, index: Served) -> None:
