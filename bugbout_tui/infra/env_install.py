@@ -123,6 +123,7 @@ async def clean_install(
     """
     uv_bin = find_uv()
     started = time.monotonic()
+    tree = tree.absolute()  # uv runs in it, and is given paths inside it
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(_UNCONFINED if isinstance(sandbox, NoSandbox) else "", encoding="utf-8")
 
@@ -203,6 +204,8 @@ class _Uv:
         self.output = scratch / "output"
         self.inside = scratch / "sandbox"
         """What the sandbox may write besides the environment and the tree."""
+        self.cwd = self.inside
+        """Where uv runs: the tree once confined (see `confine`)."""
         home = self.inside / "home"
         cache = self.inside / "cache"
         home.mkdir(parents=True)
@@ -213,7 +216,8 @@ class _Uv:
         self.confinement: Confinement | None = None
 
     def confine(self, sandbox: Sandbox, *, tree: Path, venv: Path, hidden: Sequence[Path]) -> None:
-        """Run every later command in `sandbox`.
+        """Run every later command in `sandbox`, in the tree: a relative path in its
+        requirement files (`-e .[test]`) is read from where a user runs pip, the tree.
 
         Raises:
             BugboutError: the environment names no interpreter (`venv_paths`).
@@ -221,6 +225,7 @@ class _Uv:
         env = {k: v for k, v in self.env.items() if k not in _PERSONAL_DIRS}
         homes = _home_directories()
         self.sandbox = sandbox
+        self.cwd = tree
         self.confinement = Confinement(
             writable=(venv, tree, self.inside),
             network=True,
@@ -241,11 +246,11 @@ class _Uv:
         argv = [str(self.uv_bin), *args]
         env = self.env
         if self.sandbox is not None and self.confinement is not None:
-            argv = self.sandbox.wrap(argv, self.confinement, cwd=self.inside)
+            argv = self.sandbox.wrap(argv, self.confinement, cwd=self.cwd)
             env = dict(self.confinement.env)
         result = await run_process(
             argv,
-            cwd=self.inside,
+            cwd=self.cwd,
             env=env,
             timeout=remaining,
             stdout_path=self.output,

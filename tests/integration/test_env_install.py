@@ -150,6 +150,19 @@ def test_test_and_dev_requirement_files_are_installed(tmp_path: Path, index: Ser
     assert _names(result.installed) == {d.name for d in declared_packages(tree)}
 
 
+def test_a_requirements_file_names_the_project_as_a_user_would(
+    tmp_path: Path, index: Served
+) -> None:
+    """`.[test]` in `requirements-dev.txt` is read from the tree, where pip is run."""
+    tree = write_project(tmp_path / "tree", "geom", extras={"test": ["pytest"]})
+    (tree / "requirements-dev.txt").write_text(".[test]\nhelper\n")
+
+    result = install(tree, index.url)
+
+    assert result.ok, result.detail
+    assert result.installed == ["helper==1.0", "pytest==1.0"]
+
+
 def test_a_docs_requirements_file_is_not_installed(tmp_path: Path, index: Served) -> None:
     """Nor refused for where it takes packages from: it is not installed at all."""
     tree = tmp_path / "tree"
