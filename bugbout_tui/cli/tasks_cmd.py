@@ -68,6 +68,7 @@ REASON_TEXT = {
     Reason.ENV_MERGE: "environment files alone, merged from a branch rather than one change",
     Reason.ENV_REVERT: "environment files alone, undoing an earlier change",
     Reason.ENV_VERSION_ONLY: "environment files alone, only the project's own version",
+    Reason.ENV_LOCK_ONLY: "environment files alone, only lock files, which no install reads",
     Reason.ENV_NOT_DEPENDENCIES: "environment files alone, none of what they install",
     Reason.DUPLICATE_ISSUE: "a newer change fixed the same issue",
     Reason.BEFORE_SINCE: "older than [tasks] since",

@@ -44,6 +44,11 @@ class Reason(StrEnum):
     """It changes environment files alone to undo an earlier change."""
     ENV_VERSION_ONLY = "env-version-only"
     """It changes environment files alone, and only the project's own version in them."""
+    ENV_LOCK_ONLY = "env-lock-only"
+    """It changes environment files alone, and of what they install only lock files
+    (`poetry.lock`, `uv.lock`, `Pipfile.lock`, `pdm.lock`). The clean install resolves
+    what the tree declares and never reads a lock, so such a change cannot change its
+    outcome: as a task it could only fail its ground truth, after two installs."""
     ENV_NOT_DEPENDENCIES = "env-not-dependencies"
     """It changes environment files alone, but nothing they install: tool settings in
     pyproject.toml, comments of a requirements file, install notes in a README."""

@@ -45,6 +45,7 @@ EXCLUSION_LABELS: dict[Reason, str] = {
     Reason.ENV_MERGE: "environment files alone, merged from a branch",
     Reason.ENV_REVERT: "environment files alone, undoing an earlier change",
     Reason.ENV_VERSION_ONLY: "environment files alone, only the project's own version",
+    Reason.ENV_LOCK_ONLY: "environment files alone, only lock files, which no install reads",
     Reason.ENV_NOT_DEPENDENCIES: "environment files alone, none of what they install",
     Reason.DUPLICATE_ISSUE: "an older fix of an issue that already has a task",
     Reason.BEFORE_SINCE: "before the since date",

@@ -26,8 +26,13 @@ nothing:
   (options such as `--index-url` are kept: they change what is installed); a list for
   tooling other than the tests (docs, linters, typing, releases, benchmarks) installs
   nothing a task runs with, as dated environments also hold;
-- anything else (lock files, `.python-version`, conda's `environment.yml`): any change
-  to its content;
+- lock files (`poetry.lock`, `uv.lock`, `Pipfile.lock`, `pdm.lock`): any change to
+  their content, but as a change of a lock alone: the clean install resolves what the
+  tree declares and never reads one, so a change in which nothing else changed what is
+  installed cannot change a task's outcome (most are a bot's routine refresh). A lock
+  that moves with a dependency table just travels with it;
+- anything else (`.python-version`, conda's `environment.yml`): any change to its
+  content;
 - install notes (`README`, `INSTALL`): never, whatever changed.
 
 A packaging file that does not parse on one side and differs from the other counts as a
@@ -51,9 +56,9 @@ from typing import Any, Literal
 
 from bugbout_tui.infra.manifests import is_tooling_list
 
-FileChange = Literal["dependencies", "version", "other"]
-"""What one file's change did: changed what is installed; moved only the project's own
-version; neither."""
+FileChange = Literal["dependencies", "lock", "version", "other"]
+"""What one file's change did: changed what is installed; changed a lock file, which no
+clean install reads; moved only the project's own version; none of these."""
 
 _SETUP_KEYWORDS = frozenset(
     {
@@ -72,6 +77,8 @@ _SETUP_CFG_OPTIONS = ("install_requires", "python_requires", "setup_requires", "
 _POETRY_TABLES = ("dependencies", "dev-dependencies", "extras")
 _UV_TABLES = ("dev-dependencies", "constraint-dependencies", "override-dependencies", "sources")
 _NOTES = ("readme", "install")
+_LOCK_FILES = frozenset({"poetry.lock", "uv.lock", "Pipfile.lock", "pdm.lock"})
+"""The lock files of the tools that keep one: what they pin, the clean install never reads."""
 
 
 def _name(path: str) -> str:
@@ -123,13 +130,23 @@ def file_change(path: str, before: bytes | None, after: bytes | None) -> FileCha
     return _compare(before, after, _requirement_list)
 
 
+def content_change(path: str) -> FileChange:
+    """What a change to the content of `path` did, for the files that are not compared
+    by what they declare (not `reads_content`, nor `installs_nothing`): a lock file's
+    is a lock's; any other's changed what is installed."""
+    return "lock" if _name(path) in _LOCK_FILES else "dependencies"
+
+
 def change_kind(files: Iterable[FileChange]) -> FileChange:
     """What a change of several environment files did: any file that changed what is
-    installed makes it a change of dependencies; a version bump is one in which every
-    file moved the version and nothing else."""
+    installed makes it a change of dependencies; failing that, a changed lock file makes
+    it a change of locks alone; a version bump is one in which every file moved the
+    version and nothing else."""
     kinds = list(files)
     if "dependencies" in kinds:
         return "dependencies"
+    if "lock" in kinds:
+        return "lock"
     if kinds and all(kind == "version" for kind in kinds):
         return "version"
     return "other"

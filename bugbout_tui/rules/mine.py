@@ -19,8 +19,9 @@ pull request → issue resolution that only the issue source can do.
 Mining for environment tasks (`kinds` holding `env`) reads the same pass. A change whose
 every file is an environment file (`rules.env_files`) is judged as one, never as a fix:
 a branch's merge (env-merge) and a revert (env-revert) are left out, and so is a change
-that alters nothing the files install (env-not-dependencies), or only the project's own
-version (env-version-only). That needs the files' content on both sides, which the log
+that alters nothing the files install (env-not-dependencies), only the project's own
+version (env-version-only), or only lock files, which the clean install never reads
+(env-lock-only). That needs the files' content on both sides, which the log
 does not print: it gives their blob ids (`--raw --no-abbrev`), and once the pass is over
 one `git cat-file --batch` reads every blob the comparisons need (`rules.env_changes`).
 Mining for environment tasks alone leaves out every other change as not-env-only, and
@@ -53,6 +54,7 @@ from bugbout_tui.infra.git import ensure_full_history, head_commit, read_objects
 from bugbout_tui.rules.env_changes import (
     FileChange,
     change_kind,
+    content_change,
     file_change,
     installs_nothing,
     reads_content,
@@ -717,6 +719,14 @@ def _judge_env(record: _Record, changes: list[_FileChange]) -> Exclusion | _EnvC
     return _EnvChange(candidate, tuple(changes))
 
 
+_ENV_REASONS: dict[FileChange, Reason] = {
+    "lock": Reason.ENV_LOCK_ONLY,
+    "version": Reason.ENV_VERSION_ONLY,
+    "other": Reason.ENV_NOT_DEPENDENCIES,
+}
+"""Why a change to environment files alone that changed no dependency is left out."""
+
+
 def _absent(blob: str) -> bool:
     return not blob.strip("0")
 
@@ -725,7 +735,8 @@ def _settle_env_changes(
     repo: Path, pending: list[_EnvChange]
 ) -> dict[str, EnvCandidate | Exclusion]:
     """Each change kept, or left out because it changed nothing installed (or only the
-    version); one `git cat-file` reads every blob the comparisons need."""
+    version, or only lock files); one `git cat-file` reads every blob the comparisons
+    need."""
     wanted = [
         blob
         for change in pending
@@ -742,8 +753,9 @@ def _settle_env_changes(
         if kind == "dependencies":
             settled[change.sha] = candidate
             continue
-        reason = Reason.ENV_VERSION_ONLY if kind == "version" else Reason.ENV_NOT_DEPENDENCIES
-        settled[change.sha] = Exclusion(commit=change.sha, title=candidate.title, reason=reason)
+        settled[change.sha] = Exclusion(
+            commit=change.sha, title=candidate.title, reason=_ENV_REASONS[kind]
+        )
     return settled
 
 
@@ -754,7 +766,7 @@ def _file_change(file: _FileChange, blobs: dict[str, bytes | None]) -> FileChang
         before = None if _absent(file.old_blob) else blobs[file.old_blob]
         after = None if _absent(file.new_blob) else blobs[file.new_blob]
         return file_change(file.path, before, after)
-    return "dependencies"
+    return content_change(file.path)
 
 
 def _record_before_since(repo: Path, cut: str, result: MiningResult) -> None:

@@ -52,6 +52,7 @@ ENV_REASONS = {
     Reason.ENV_MERGE,
     Reason.ENV_REVERT,
     Reason.ENV_VERSION_ONLY,
+    Reason.ENV_LOCK_ONLY,
     Reason.ENV_NOT_DEPENDENCIES,
 }
 
@@ -201,6 +202,46 @@ def test_environment_changes_before_since_are_left_out_like_fixes(history: Histo
     assert [c.commit for c in result.candidates] == [history.pull_merge]
     reasons = _reasons(result)
     assert reasons[history.pin] is reasons[history.fix] is Reason.BEFORE_SINCE
+
+
+def test_a_change_of_lock_files_alone_is_left_out(git_repo: GitRepo) -> None:
+    """No clean install reads a lock, so a lock's refresh cannot change a task's outcome;
+    a lock that moves with a dependency table travels with a task."""
+    lock = '[[package]]\nname = "attrs"\nversion = "22.2.0"\n'
+    git_repo.commit(
+        "Initial layout",
+        files={"src/pkg/__init__.py": "", "pyproject.toml": PYPROJECT, "poetry.lock": lock},
+    )
+    refresh = git_repo.commit(
+        "Bump attrs from 22.2.0 to 23.1.0",
+        files={"poetry.lock": lock.replace("22.2.0", "23.1.0"), "uv.lock": "version = 1\n"},
+    )
+    noted = git_repo.commit(
+        "Refresh the lock and say how to use it",
+        files={"poetry.lock": lock, "README.md": "# pkg\n\n    poetry install\n"},
+    )
+    bumped = PYPROJECT.replace('version = "1.0"', 'version = "1.1"')
+    release = git_repo.commit(
+        "Release 1.1", files={"pyproject.toml": bumped, "poetry.lock": lock + "# 1.1\n"}
+    )
+    pinned = bumped.replace('"attrs>=22"', '"attrs>=22,<23"')
+    pin = git_repo.commit(
+        "Keep attrs below 23", files={"pyproject.toml": pinned, "poetry.lock": lock}
+    )
+
+    result = mine(
+        git_repo.root,
+        ref="refs/heads/main",
+        source="src/pkg",
+        tests="tests",
+        since=None,
+        max_source_files=2,
+        kinds=("env",),
+    )
+
+    assert [c.commit for c in result.candidates] == [pin]
+    reasons = _reasons(result)
+    assert [reasons[sha] for sha in (refresh, noted, release)] == [Reason.ENV_LOCK_ONLY] * 3
 
 
 # --- tasks: numbered, described, run --------------------------------------------------

@@ -7,6 +7,7 @@ import pytest
 
 from bugbout_tui.rules.env_changes import (
     change_kind,
+    content_change,
     file_change,
     installs_nothing,
     reads_content,
@@ -293,7 +294,28 @@ def test_install_notes_and_tooling_lists_install_nothing(path: str, notes: bool)
         (["version", "other"], "other"),
         (["other"], "other"),
         ([], "other"),
+        (["lock"], "lock"),
+        (["lock", "other"], "lock"),
+        (["lock", "version"], "lock"),
+        (["lock", "dependencies"], "dependencies"),
     ],
 )
 def test_a_change_is_judged_by_all_its_files(files: list[str], kind: str) -> None:
     assert change_kind(files) == kind  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("poetry.lock", "lock"),
+        ("uv.lock", "lock"),
+        ("Pipfile.lock", "lock"),
+        ("sub/pdm.lock", "lock"),
+        ("Pipfile", "dependencies"),
+        (".python-version", "dependencies"),
+        ("environment.yml", "dependencies"),
+    ],
+)
+def test_a_lock_file_changes_only_a_lock(path: str, kind: str) -> None:
+    """The clean install resolves what is declared and never reads a lock file."""
+    assert content_change(path) == kind

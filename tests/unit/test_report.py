@@ -481,6 +481,7 @@ def test_funnel(report: Report) -> None:
         ("env-merge", 0),
         ("env-revert", 0),
         ("env-version-only", 0),
+        ("env-lock-only", 0),
         ("env-not-dependencies", 0),
         ("duplicate-issue", 1),
         ("before-since", 0),
