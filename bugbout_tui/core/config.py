@@ -337,7 +337,7 @@ class TasksConfig(_Section):
         list[TaskKind],
         Field(min_length=1),
         Explain(invalid='must list what to mine: "bug", "env" or both, e.g. ["bug", "env"]'),
-    ] = Field(default_factory=lambda: ["bug"])
+    ] = Field(default_factory=lambda: list[TaskKind](["bug"]))
     """What the history is mined for: fixes with a new test (`bug`), changes to the
     environment files alone that make a failing install or run succeed (`env`)."""
 

@@ -124,6 +124,11 @@ class Store:
         return self.root / "resolutions.json"
 
     @property
+    def repairs_path(self) -> Path:
+        """Environment tasks' repairs and controls (`RepairSet`)."""
+        return self.root / "repairs.json"
+
+    @property
     def ledger_path(self) -> Path:
         """The flake ledger: every test outcome seen, by tree (`Ledger`)."""
         return self.root / "ledger.json"
