@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from benchkit.package_index import PackageIndex, build_wheel
 from gitrepo import GitRepo
 from projects import write_issues
 from terminals import bugbout
@@ -23,6 +22,7 @@ from bugbout_tui.core.models import OracleSet
 from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.report import load_report
+from bugbout_tui.infra.package_index import PackageIndex, build_wheel
 
 pytestmark = pytest.mark.usefixtures("home")
 
