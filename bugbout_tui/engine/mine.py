@@ -1,4 +1,10 @@
-"""The mining stage of a bout: history → tasks.json, reused while nothing it read changed."""
+"""The mining stage of a bout: history → tasks.json, reused while nothing it read changed.
+
+`[tasks] kinds` says what the history is mined for; with `[env] lite` the built-in Lite
+tasks join whatever was mined, taken afresh from the Lite repository every time, so a
+Lite repository written again (its home cleared) never leaves tasks naming commits it
+does not hold.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +13,15 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from bugbout_tui import __version__
 from bugbout_tui.core.config_errors import ConfigError, ConfigProblem, key_lines, line_of
 from bugbout_tui.core.models import TaskSet
+from bugbout_tui.engine.env_sources import is_lite
+from bugbout_tui.engine.lite import lite_repository
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.detect import github_from_remote
 from bugbout_tui.infra.git import default_branch, head_commit, is_directory, open_repository
-from bugbout_tui.rules.mine import mine
+from bugbout_tui.rules.mine import MiningResult, mine
 from bugbout_tui.rules.statement import issue_source_from_settings
 from bugbout_tui.rules.tasks import build_taskset
 
@@ -40,6 +49,8 @@ def mining_fingerprint(project: Project, github: str | None) -> str:
         "github": github,
         "issues_file": str(cfg.project.issues_file) if cfg.project.issues_file else None,
         "issues_file_digest": _file_digest(issues_file),
+        "kinds": sorted(cfg.tasks.kinds),
+        "lite": __version__ if cfg.env.lite else None,
     }
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -66,18 +77,24 @@ def mine_tasks(
     fingerprint = mining_fingerprint(project, github)
     stored = store.read(store.tasks_path, TaskSet)
     head = head_commit(repo, ref)
-    _check_tests_dir(project, repo, ref, head)
+    bugs = "bug" in cfg.tasks.kinds
+    if bugs:
+        _check_tests_dir(project, repo, ref, head)
     current = stored is not None and stored.fingerprint == fingerprint
     retried = stored.unread() if stored is not None and current else 0
     if stored is not None and current and not refresh and stored.head == head and not retried:
-        return stored
-    mined = mine(
-        repo,
-        ref=ref,
-        source=cfg.project.source,
-        tests=cfg.project.tests,
-        since=cfg.tasks.since,
-        max_source_files=cfg.tasks.max_source_files,
+        return _with_lite(project, stored)
+    mined = (
+        mine(
+            repo,
+            ref=ref,
+            source=cfg.project.source,
+            tests=cfg.project.tests,
+            since=cfg.tasks.since,
+            max_source_files=cfg.tasks.max_source_files,
+        )
+        if bugs
+        else MiningResult(head=head)
     )
     issues_file = project.dir / cfg.project.issues_file if cfg.project.issues_file else None
     issues = issue_source_from_settings(github, issues_file, store.cache_dir / "github")
@@ -92,7 +109,19 @@ def mine_tasks(
     )
     taskset.retried = retried
     store.write(store.tasks_path, taskset)
-    return taskset
+    return _with_lite(project, taskset)
+
+
+def _with_lite(project: Project, taskset: TaskSet) -> TaskSet:
+    """`taskset` with the Lite tasks as the Lite repository now holds them (none without
+    `[env] lite`), stored when that changed it."""
+    mined = [task for task in taskset.tasks if not is_lite(task)]
+    lite = lite_repository().tasks() if project.config.env.lite else []
+    if [*mined, *lite] == taskset.tasks:
+        return taskset
+    updated = taskset.model_copy(update={"tasks": [*mined, *lite]})
+    project.store.write(project.store.tasks_path, updated)
+    return updated
 
 
 def _check_tests_dir(project: Project, repo: Path, ref: str, head: str) -> None:
