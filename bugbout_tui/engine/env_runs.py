@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import quote
 
-from bugbout_tui.core.env_models import EnvConditions, EnvStep, Repair
+from bugbout_tui.core.env_models import EnvConditions, Repair
 from bugbout_tui.core.events import EnvRunFinished, EnvRunStarted, Stage, StageProgress
 from bugbout_tui.core.models import Task
 from bugbout_tui.core.paths import bugbout_home
@@ -103,7 +103,7 @@ class EnvRunner(StageRunner):
                 log=logs / "install.log",
                 timeout=timeout,
             )
-            install = _kept(install, store.root)
+            install = install.model_copy(update={"log": _kept(logs / "install.log", store.root)})
             trace = None
             if install.ok:
                 trace = await traced_run(
@@ -114,7 +114,7 @@ class EnvRunner(StageRunner):
                     log=logs / "trace.log",
                     timeout=timeout,
                 )
-                trace = _kept(trace, store.root)
+                trace = trace.model_copy(update={"log": _kept(logs / "trace.log", store.root)})
             declared = await asyncio.to_thread(declared_packages, tree)
             findings, newest = await asyncio.to_thread(
                 audit,
@@ -126,7 +126,8 @@ class EnvRunner(StageRunner):
             )
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
-        precision, recall, f1 = manifest_scores(declared, trace.used if trace is not None else [])
+        used = trace.used if trace is not None else []
+        precision, recall, f1 = manifest_scores([d.name for d in declared], used)
         status = repair_status(install, trace)
         failed = trace if install.ok and trace is not None else install
         repair = base.model_copy(
@@ -189,14 +190,6 @@ class EnvRunner(StageRunner):
                 group.create_task(one(item))
 
 
-S = TypeVar("S", bound=EnvStep)
-
-
-def _kept(step: S, store: Path) -> S:
-    """`step` with its log named relative to the store, as records name files."""
-    if step.log is None:
-        return step
-    log = Path(step.log)
-    if log.is_absolute() and log.is_relative_to(store):
-        return step.model_copy(update={"log": log.relative_to(store).as_posix()})
-    return step
+def _kept(log: Path, store: Path) -> str:
+    """A log's path as records name files: relative to the store."""
+    return log.relative_to(store).as_posix()

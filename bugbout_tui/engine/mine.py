@@ -1,9 +1,8 @@
 """The mining stage of a bout: history → tasks.json, reused while nothing it read changed.
 
-`[tasks] kinds` says what the history is mined for; with `[env] lite` the built-in Lite
-tasks join whatever was mined, taken afresh from the Lite repository every time, so a
-Lite repository written again (its home cleared) never leaves tasks naming commits it
-does not hold.
+With `[env] lite` the built-in Lite tasks join whatever was mined, taken afresh from the
+Lite repository every time, so a Lite repository written again (its home cleared) never
+leaves tasks naming commits it does not hold.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from bugbout_tui.engine.lite import lite_repository
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.detect import github_from_remote
 from bugbout_tui.infra.git import default_branch, head_commit, is_directory, open_repository
-from bugbout_tui.rules.mine import MiningResult, mine
+from bugbout_tui.rules.mine import mine
 from bugbout_tui.rules.statement import issue_source_from_settings
 from bugbout_tui.rules.tasks import build_taskset
 
@@ -49,7 +48,6 @@ def mining_fingerprint(project: Project, github: str | None) -> str:
         "github": github,
         "issues_file": str(cfg.project.issues_file) if cfg.project.issues_file else None,
         "issues_file_digest": _file_digest(issues_file),
-        "kinds": sorted(cfg.tasks.kinds),
         "lite": __version__ if cfg.env.lite else None,
     }
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
@@ -77,24 +75,18 @@ def mine_tasks(
     fingerprint = mining_fingerprint(project, github)
     stored = store.read(store.tasks_path, TaskSet)
     head = head_commit(repo, ref)
-    bugs = "bug" in cfg.tasks.kinds
-    if bugs:
-        _check_tests_dir(project, repo, ref, head)
+    _check_tests_dir(project, repo, ref, head)
     current = stored is not None and stored.fingerprint == fingerprint
     retried = stored.unread() if stored is not None and current else 0
     if stored is not None and current and not refresh and stored.head == head and not retried:
         return _with_lite(project, stored)
-    mined = (
-        mine(
-            repo,
-            ref=ref,
-            source=cfg.project.source,
-            tests=cfg.project.tests,
-            since=cfg.tasks.since,
-            max_source_files=cfg.tasks.max_source_files,
-        )
-        if bugs
-        else MiningResult(head=head)
+    mined = mine(
+        repo,
+        ref=ref,
+        source=cfg.project.source,
+        tests=cfg.project.tests,
+        since=cfg.tasks.since,
+        max_source_files=cfg.tasks.max_source_files,
     )
     issues_file = project.dir / cfg.project.issues_file if cfg.project.issues_file else None
     issues = issue_source_from_settings(github, issues_file, store.cache_dir / "github")
@@ -115,8 +107,11 @@ def mine_tasks(
 def _with_lite(project: Project, taskset: TaskSet) -> TaskSet:
     """`taskset` with the Lite tasks as the Lite repository now holds them (none without
     `[env] lite`), stored when that changed it."""
-    mined = [task for task in taskset.tasks if not is_lite(task)]
     lite = lite_repository().tasks() if project.config.env.lite else []
+    # A Lite task's fix mined from the Lite repository itself (`bugbout env-lite`) is
+    # the same task: the Lite one, which knows its defect, stays.
+    fixes = {task.fix_commit for task in lite}
+    mined = [t for t in taskset.tasks if not is_lite(t) and t.fix_commit not in fixes]
     if [*mined, *lite] == taskset.tasks:
         return taskset
     updated = taskset.model_copy(update={"tasks": [*mined, *lite]})
