@@ -316,6 +316,10 @@ class ProjectConfig(_Section):
         return self.python or f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
+def _bugs_only() -> list[TaskKind]:
+    return ["bug"]
+
+
 class TasksConfig(_Section):
     """`[tasks]`: which fixes become tasks, and a person's decisions about them."""
 
@@ -337,7 +341,7 @@ class TasksConfig(_Section):
         list[TaskKind],
         Field(min_length=1),
         Explain(invalid='must list what to mine: "bug", "env" or both, e.g. ["bug", "env"]'),
-    ] = Field(default_factory=lambda: list[TaskKind](["bug"]))
+    ] = Field(default_factory=_bugs_only)
     """What the history is mined for: fixes with a new test (`bug`), changes to the
     environment files alone that make a failing install or run succeed (`env`)."""
 

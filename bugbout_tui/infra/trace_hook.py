@@ -11,7 +11,8 @@ Each new entry is written at once with `os.write` on a file opened before the ho
 registered: nothing is buffered, so a process that leaves through `os._exit` or is
 killed has lost nothing, and the hook's own write raises no audit event of its own. A
 child Python of the same environment inherits the variable and traces itself into its
-own file; a forked child keeps writing into its parent's.
+own file; a forked child keeps writing into its parent's. A Python that reads no `.pth`
+files (`-S`), or that is started with an environment of its own making, is not traced.
 
 The hook must not change what the program does: it prints nothing, swallows every
 exception (an audit hook that raises aborts the operation it audits), and costs a set
