@@ -24,7 +24,7 @@ from configparser import Error as ConfigParserError
 from dataclasses import dataclass, field
 from pathlib import Path
 
-_TEST_EXTRA = re.compile(r"^(tests?|testing|dev|develop|development|ci|check)$", re.IGNORECASE)
+TEST_EXTRA = re.compile(r"^(tests?|testing|dev|develop|development|ci|check)$", re.IGNORECASE)
 """Names of extras and dependency groups that hold what the tests need."""
 _DOC_FILE = re.compile(r"doc|lint|typ|release|publish|bench", re.IGNORECASE)
 """Requirement files of tooling other than the tests, left out."""
@@ -102,8 +102,10 @@ def read_manifests(tree: Path) -> Manifests:
         if not declared and found.build is None and not pbr:
             found.build = "setup.py"
             found.read.append("setup.py")
-    for path in _requirement_files(tree):
-        found.add(_requirement_lines(path, tree, set()), path.relative_to(tree).as_posix())
+    for path in requirement_files(tree):
+        lines = requirement_lines(path, tree)
+        requirements = [line.text for line in lines if not line.constraint]
+        found.add(requirements, path.relative_to(tree).as_posix())
     _tox(tree / "tox.ini", found)
     return found
 
@@ -125,9 +127,10 @@ def _pyproject(path: Path, found: Manifests) -> bool:
     groups = data.get("dependency-groups")
     if isinstance(groups, dict):
         for name in groups:
-            if _TEST_EXTRA.match(str(name)):
+            if TEST_EXTRA.match(str(name)):
                 found.add(
-                    _group(groups, str(name), set()), f"pyproject.toml [dependency-groups] {name}"
+                    dependency_group(groups, str(name), set()),
+                    f"pyproject.toml [dependency-groups] {name}",
                 )
     if not isinstance(project, dict):
         return False
@@ -147,14 +150,14 @@ def _pyproject(path: Path, found: Manifests) -> bool:
     extras = project.get("optional-dependencies")
     if isinstance(extras, dict):
         for name, listed in extras.items():
-            if _TEST_EXTRA.match(str(name)) and isinstance(listed, list):
+            if TEST_EXTRA.match(str(name)) and isinstance(listed, list):
                 found.add(
                     map(str, listed), f"pyproject.toml [project.optional-dependencies] {name}"
                 )
     return True
 
 
-def _group(groups: dict[str, object], name: str, seen: set[str]) -> list[str]:
+def dependency_group(groups: dict[str, object], name: str, seen: set[str]) -> list[str]:
     """A dependency group's requirements, its `include-group`s followed."""
     seen.add(name)
     listed = groups.get(name)
@@ -167,7 +170,7 @@ def _group(groups: dict[str, object], name: str, seen: set[str]) -> list[str]:
             and isinstance(other := item.get("include-group"), str)
             and other not in seen
         ):
-            out += _group(groups, other, seen)
+            out += dependency_group(groups, other, seen)
     return out
 
 
@@ -192,12 +195,12 @@ def _setup_cfg(path: Path, found: Manifests) -> bool:
     found.add(tests.splitlines(), "setup.cfg tests_require")
     if parser.has_section("options.extras_require"):
         for name, listed in parser.items("options.extras_require"):
-            if _TEST_EXTRA.match(name):
+            if TEST_EXTRA.match(name):
                 found.add(listed.splitlines(), f"setup.cfg extras {name}")
     return install is not None
 
 
-def _requirement_files(tree: Path) -> list[Path]:
+def requirement_files(tree: Path) -> list[Path]:
     """`requirements*.txt`, `*-requirements.txt` and `requirements/*.txt`, tooling aside."""
     candidates = {
         *tree.glob("requirements*.txt"),
@@ -211,11 +214,29 @@ def _requirement_files(tree: Path) -> list[Path]:
     )
 
 
-def _requirement_lines(path: Path, tree: Path, seen: set[Path]) -> list[str]:
-    """The requirements of a pip requirements file, its `-r` includes followed inside
-    the tree; options (indexes, constraints, hashes) are not requirements."""
+@dataclass(frozen=True)
+class RequirementLine:
+    """One requirement of a pip requirements file, and where it was read."""
+
+    text: str
+    """As written, comments and hashes left out; an editable one as `-e <target>`."""
+    source: Path
+    """The file that holds it: the one read, or one it includes."""
+    constraint: bool = False
+    """Read from a constraints file (`-c`): it limits a version, it declares nothing."""
+
+
+def requirement_lines(path: Path, tree: Path) -> list[RequirementLine]:
+    """The requirements of a pip requirements file, its `-r` and `-c` includes followed
+    inside the tree; options (indexes, hashes) are not requirements."""
+    return _requirement_lines(path, tree, set(), constraint=False)
+
+
+def _requirement_lines(
+    path: Path, tree: Path, seen: set[Path], *, constraint: bool
+) -> list[RequirementLine]:
     seen.add(path)
-    out: list[str] = []
+    out: list[RequirementLine] = []
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -224,20 +245,21 @@ def _requirement_lines(path: Path, tree: Path, seen: set[Path]) -> list[str]:
         line = re.sub(r"(^|\s)#.*$", "", raw).strip()
         if not line:
             continue
-        include = re.match(r"^(?:-r|--requirement)[\s=]+(\S+)", line)
+        include = re.match(r"^(-r|--requirement|-c|--constraint)[\s=]+(\S+)", line)
         if include:
-            target = (path.parent / include.group(1)).resolve()
+            target = (path.parent / include.group(2)).resolve()
             inside = target.is_relative_to(tree.resolve())
             if inside and target.is_file() and target not in seen:
-                out += _requirement_lines(target, tree, seen)
+                limits = constraint or include.group(1) in ("-c", "--constraint")
+                out += _requirement_lines(target, tree, seen, constraint=limits)
             continue
         editable = re.match(r"^(?:-e|--editable)[\s=]+(\S+)", line)
         if editable:
-            out.append(f"-e {editable.group(1)}")
+            out.append(RequirementLine(f"-e {editable.group(1)}", path, constraint))
             continue
         if line.startswith("-"):
             continue
-        out.append(re.sub(r"\s+--hash[=\s]\S+", "", line))
+        out.append(RequirementLine(re.sub(r"\s+--hash[=\s]\S+", "", line), path, constraint))
     return out
 
 
