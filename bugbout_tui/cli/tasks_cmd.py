@@ -35,6 +35,7 @@ from bugbout_tui.core.models import (
     TaskSet,
 )
 from bugbout_tui.core.text import inert, inert_line
+from bugbout_tui.engine.env_runs import base_paths
 from bugbout_tui.engine.env_sources import EnvSources, is_env
 from bugbout_tui.engine.environments import Environments
 from bugbout_tui.engine.ground_truth import log_names
@@ -140,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
                 control=control,
                 quarantined=flaky,
                 controls=controls,
+                failure=base_failure(project, task, controls),
             )
             stdout.print(panel)
         return 0
@@ -207,9 +209,10 @@ async def env_prompt_for(project: Project, task: Task) -> str:
             "the ground truth records.",
             hint="`bugbout run --until ground-truth` makes it.",
         )
-    failure = failure_tail((store.root / log).read_text(encoding="utf-8", errors="replace"))
     cfg = project.config.project
     repo = open_repository(cfg.repository, project.dir)
+    text = (store.root / log).read_text(encoding="utf-8", errors="replace")
+    failure = failure_tail(text, paths=base_paths(repo, task))
     sources = EnvSources(project, repo)
     try:
         python = await Environments(repo, cfg).interpreter(task.env.python)
@@ -479,6 +482,7 @@ def task_panel(
     control: Resolution | None = None,
     quarantined: Mapping[str, Mapping[str, OutcomeTally]] | None = None,
     controls: Mapping[str, Repair] | None = None,
+    failure: Text | None = None,
 ) -> Panel:
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")
@@ -538,7 +542,6 @@ def task_panel(
         Text("What the agents are told", style="bold underline"),
         statement,
     ]
-    failure = _base_failure(controls, store) if is_env(task) else None
     if failure is not None:
         parts += [Text(""), Text("The failing output they are given", style="bold"), failure]
     body = Group(*parts)
@@ -546,17 +549,22 @@ def task_panel(
     return Panel(body, title=Text(inert_line(task.id)), title_align="left")
 
 
-def _base_failure(controls: Mapping[str, Repair] | None, store: Path) -> Text | None:
-    """The tail of the base control's failing output, as the agents get it."""
+def base_failure(
+    project: Project, task: Task, controls: Mapping[str, Repair] | None
+) -> Text | None:
+    """The tail of an environment task's base control's failing output, as the agents
+    get it; None for a bug, or before ground truth."""
     base = (controls or {}).get(CONTROLS[0])
-    log = failing_log(base) if base is not None else None
+    log = failing_log(base) if base is not None and is_env(task) else None
     if log is None:
         return None
+    path = project.store.root / log
     try:
-        text = (store / log).read_text(encoding="utf-8", errors="replace")
+        text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return Text(f"(its log {store / log} cannot be read)", style="yellow")
-    return Text(inert(failure_tail(text)), style="dim")
+        return Text(f"(its log {path} cannot be read)", style="yellow")
+    repo = open_repository(project.config.project.repository, project.dir)
+    return Text(inert(failure_tail(text, paths=base_paths(repo, task))), style="dim")
 
 
 def _env_rows(facts: Table, task: Task, controls: Mapping[str, Repair] | None, store: Path) -> None:

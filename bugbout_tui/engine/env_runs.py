@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 from bugbout_tui.core.env_models import EnvConditions, Repair
 from bugbout_tui.core.events import EnvRunFinished, EnvRunStarted, Stage, StageProgress
-from bugbout_tui.core.models import Task
+from bugbout_tui.core.models import BASE, Task
 from bugbout_tui.core.paths import bugbout_home
 from bugbout_tui.engine.context import StageContext, StageRunner
 from bugbout_tui.engine.lite import IndexUse
@@ -31,7 +31,7 @@ from bugbout_tui.infra.env_declared import declared_packages
 from bugbout_tui.infra.env_install import clean_install
 from bugbout_tui.infra.env_trace import traced_run
 from bugbout_tui.infra.trees import repo_key
-from bugbout_tui.rules.env_repairs import safe_share
+from bugbout_tui.rules.env_audit import safe_share
 from bugbout_tui.rules.env_score import manifest_scores, repair_status
 
 T = TypeVar("T")
@@ -40,13 +40,26 @@ AUDIT_CACHE = "env-audit"
 """The audit's answers, by name, version and date, under the store's cache."""
 
 
+def env_workspace(repo: Path, task: Task, kind: str, label: str) -> Path:
+    """Where one repair of `task` is installed and run (`kind` is `controls` or
+    `repairs`): the tree in `tree`, the environment in `venv`. Its logs name these
+    paths, which an agent is shown as `.` and `<environment>` instead."""
+    folder = quote(label, safe="").replace("%", "+")
+    return bugbout_home() / "work" / repo_key(repo) / "env" / task.id / kind / folder
+
+
+def base_paths(repo: Path, task: Task) -> dict[str, str]:
+    """The base control's scratch paths and what an agent is shown instead."""
+    folder = env_workspace(repo, task, "controls", BASE)
+    return {str(folder / "tree"): ".", str(folder / "venv"): "<environment>"}
+
+
 class EnvRunner(StageRunner):
     """Scores environment files in scratch trees, `parallel` at a time."""
 
     def __init__(self, context: StageContext, *, parallel: int | None = None) -> None:
         super().__init__(context)
         self.parallel = parallel or os.cpu_count() or 1
-        self.scratch = bugbout_home() / "work" / repo_key(self.repo) / "env"
 
     def conditions(self, task: Task, files: str) -> EnvConditions:
         """What a repair of `files` (a digest) on `task` is made under."""
@@ -116,8 +129,7 @@ class EnvRunner(StageRunner):
                 )
                 trace = trace.model_copy(update={"log": _kept(logs / "trace.log", store.root)})
             declared = await asyncio.to_thread(declared_packages, tree)
-            findings, newest = await asyncio.to_thread(
-                audit,
+            findings, newest = await audit(
                 declared,
                 api=index.api,
                 date=spec.date,
@@ -159,7 +171,7 @@ class EnvRunner(StageRunner):
 
     def workspace(self, task: Task, kind: str, label: str) -> Path:
         """A fresh scratch folder for one repair; its tree goes in `tree` inside it."""
-        folder = self.scratch / task.id / kind / quote(label, safe="").replace("%", "+")
+        folder = env_workspace(self.repo, task, kind, label)
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         return folder

@@ -21,7 +21,6 @@ from bugbout_tui import __version__
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.models import Task
 from bugbout_tui.core.paths import bugbout_home
-from bugbout_tui.demo.lite import lite_tasks, publish_universe, write_lite_repository
 from bugbout_tui.infra.package_index import PackageIndex
 
 LITE_INDEX = f"lite index of bugbout {__version__}"
@@ -38,6 +37,8 @@ class LiteRepository:
     commits: dict[str, tuple[str, str]]
 
     def tasks(self) -> list[Task]:
+        from bugbout_tui.demo.lite import lite_tasks  # the Lite set, read when asked for
+
         return lite_tasks(self.commits)
 
 
@@ -52,6 +53,8 @@ def lite_repository(home: Path | None = None) -> LiteRepository:
     found = _read(root)
     if found is not None:
         return found
+    from bugbout_tui.demo.lite import write_lite_repository  # only to write it
+
     root.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=root.parent, prefix=".lite."))
     try:
@@ -107,6 +110,8 @@ class LiteIndex:
         return IndexUse(index.url, index.api_url)
 
     def _start(self) -> PackageIndex:
+        from bugbout_tui.demo.lite import publish_universe  # only to serve it
+
         parent = (self._home or bugbout_home()) / "lite"
         parent.mkdir(parents=True, exist_ok=True)
         self._workdir = Path(tempfile.mkdtemp(dir=parent, prefix="universe."))

@@ -52,6 +52,7 @@ from bugbout_tui.core.trials import agent_of, trial_number
 from bugbout_tui.engine.budget import BudgetKeeper, Spender
 from bugbout_tui.engine.context import StageContext, StageRunner
 from bugbout_tui.engine.decided import DecisionWatch
+from bugbout_tui.engine.env_runs import base_paths
 from bugbout_tui.engine.env_sources import is_env
 from bugbout_tui.engine.scheduler import (
     SYSTEM_CLOCK,
@@ -679,7 +680,7 @@ class Race(StageRunner):
             text = (store.root / log).read_text(encoding="utf-8", errors="replace")
         except OSError:
             return "(its output could not be read)"
-        return failure_tail(text)
+        return failure_tail(text, paths=base_paths(self.repo, task))
 
     def _argv(self, run: _InProgress, launch: _Launch) -> list[str]:
         """The agent's command line, inside its confinement when it has one."""

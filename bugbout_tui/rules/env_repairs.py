@@ -1,6 +1,7 @@
 """Decisions about environment tasks that need no disk: whether a task's controls make
-it worth racing, what an agent is shown of the failure, how safe a repair's declared
-packages are, and what bugbout can say of an agent's network use.
+it worth racing, what an agent is shown of the failure, what a repair is before anything
+is installed (rejected, no repair, not run), and what bugbout can say of an agent's
+network use.
 
 An environment task's ground truth is its two controls: the files as written (`BASE`)
 must fail a clean install or the traced run, and the known repair (`GOLD`) must pass
@@ -11,10 +12,10 @@ scored, and the reason says which control is at fault.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from bugbout_tui.core import look
-from bugbout_tui.core.env_models import AuditFinding, Repair
+from bugbout_tui.core.env_models import Repair
 from bugbout_tui.core.models import BASE, GOLD, Attempt
 from bugbout_tui.rules.env_files import split_repair
 
@@ -63,9 +64,14 @@ def failing_log(base: Repair) -> str | None:
     return base.install.log if base.install is not None else None
 
 
-def failure_tail(text: str, *, limit: int = FAILURE_LIMIT) -> str:
+def failure_tail(
+    text: str, *, limit: int = FAILURE_LIMIT, paths: Mapping[str, str] | None = None
+) -> str:
     """The end of a failing output, at most `limit` characters on whole lines, with a
-    line saying how much was cut."""
+    line saying how much was cut; each of `paths` (bugbout's scratch folders) replaced by
+    what stands for it, longest first, so the agent reads its own terms."""
+    for path, name in sorted((paths or {}).items(), key=lambda item: -len(item[0])):
+        text = text.replace(path, name)
     lines = text.rstrip().splitlines()
     kept: list[str] = []
     size = 0
@@ -79,15 +85,6 @@ def failure_tail(text: str, *, limit: int = FAILURE_LIMIT) -> str:
     if cut:
         kept.insert(0, f"[... {cut} earlier lines not shown]")
     return "\n".join(kept)
-
-
-def safe_share(findings: Sequence[AuditFinding]) -> float | None:
-    """The safe-install share: the declared packages the audit found safe (existing, not
-    removed, pinned, with no advisory, and checked), over all of them; None when the
-    files declare nothing."""
-    if not findings:
-        return None
-    return sum(1 for finding in findings if finding.safe) / len(findings)
 
 
 def files_digest(*parts: str) -> str:
