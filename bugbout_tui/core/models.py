@@ -19,7 +19,6 @@ from bugbout_tui.core.record import SCHEMA_VERSION, Record
 
 __all__ = ["SCHEMA_VERSION", "Record"]
 
-
 class Reason(StrEnum):
     """Why an examined change did not become a task. The vocabulary is fixed."""
 
