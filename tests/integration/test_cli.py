@@ -83,7 +83,7 @@ def test_tasks_json_is_exactly_the_documented_object(project: GitRepo, tmp_path:
     assert data["examined"] == 3
     (task,) = data["tasks"]
     assert set(task) == {
-        "id", "issue", "title", "fix_commit", "base_commit", "date",
+        "id", "kind", "issue", "title", "fix_commit", "base_commit", "date",
         "source_files", "test_files", "added_tests", "statement",
         "statement_source", "statement_note", "statement_missing",
     }  # fmt: skip
