@@ -125,7 +125,7 @@ class Store:
 
     @property
     def repairs_path(self) -> Path:
-        """Environment tasks' repairs and controls (`RepairSet`)."""
+        """Every environment task's repairs, scored, and its controls (`RepairSet`)."""
         return self.root / "repairs.json"
 
     @property

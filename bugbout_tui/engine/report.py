@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from bugbout_tui.core.env_models import RepairSet
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.models import Attempt, Ledger, OracleSet, ResolutionSet, TaskSet
 from bugbout_tui.engine.judge import judge_matrices, judged
@@ -64,6 +65,7 @@ def load_report(
         ledger=store.read(store.ledger_path, Ledger),
         costing=costing_for(cfg),
         stop_level=cfg.run.decided_at if cfg.run.stop_when_decided else None,
+        repairs=store.read(store.repairs_path, RepairSet),
     )
 
 

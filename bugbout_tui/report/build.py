@@ -19,7 +19,10 @@ where the design leaves room are stated in `docs/report.md`; the main ones:
 - a task whose gold control (the maintainers' fix scored as a patch) did not resolve
   has an unreliable grader and counts in no figure;
 - an author's tests never score the author's own patches, as the judge never lets an
-  author vouch for itself.
+  author vouch for itself;
+- environment tasks are scored by their controls and repairs, not by hidden tests, so
+  they have a section of their own (`env_build.py`) and no bug figure counts them; only
+  the cost totals, which cover every attempt of the bout, include their attempts.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from fractions import Fraction
 from bugbout_tui.core import look
 from bugbout_tui.core.agent_facts import UNKNOWN_VENDOR
 from bugbout_tui.core.config import Policy, TasksConfig
+from bugbout_tui.core.env_models import RepairSet
 from bugbout_tui.core.models import (
     RUNGS,
     Attempt,
@@ -46,7 +50,16 @@ from bugbout_tui.core.models import (
 from bugbout_tui.core.prices import shipped_prices
 from bugbout_tui.core.trials import agent_of, trial_number
 from bugbout_tui.report import metrics
+from bugbout_tui.report.env_build import build_env_section
 from bugbout_tui.report.model import (
+    AWAITING_REVIEW,
+    BUDGET_ONLY,
+    DECIDED_BEFORE,
+    EXCLUDED_BY_YOU,
+    NO_ISSUE_TEXT,
+    NOT_RUN,
+    NOT_STARTED,
+    QUOTA_ONLY,
     AgentRow,
     AgentSpend,
     AgentsSection,
@@ -102,16 +115,6 @@ NO_VERDICT = "no verdict is recorded for this task"
 """The abstention shown for a task the judge never saw (no matrix was built for it)."""
 NO_ORACLE = "no ground truth is recorded for this task"
 
-EXCLUDED_BY_YOU = "excluded by you"
-AWAITING_REVIEW = "awaiting your review"
-"""Not accepted while `[tasks] require-review` is on."""
-NO_ISSUE_TEXT = "no issue text"
-NOT_STARTED = "no contestant could be started"
-QUOTA_ONLY = "every contestant's attempt hit a usage limit"
-BUDGET_ONLY = "every contestant's budget was reached before it"
-NOT_RUN = "no contestant has run on it yet"
-DECIDED_BEFORE = "the bout was decided before it (stop-when-decided)"
-
 RIGHT: frozenset[PatchStatus] = frozenset({"resolved"})
 WRONG: frozenset[PatchStatus] = frozenset({"fixed-but-broke", "wrong-fix"})
 SCORED: frozenset[PatchStatus] = frozenset({"resolved", "fixed-but-broke", "wrong-fix", "no-fix"})
@@ -138,6 +141,7 @@ def build_report(
     ledger: Ledger | None = None,
     costing: Costing | None = None,
     stop_level: float | None = None,
+    repairs: RepairSet | None = None,
 ) -> Report:
     """The report on a bout, computed from its stored records alone.
 
@@ -150,10 +154,20 @@ def build_report(
     `costing` prices attempts whose agent reported tokens but no cost, and knows which
     agents are on a plan; without it only reported costs count. `stop_level` is
     `[run] decided-at` when `stop-when-decided` is on: the sequential comparison is
-    recomputed from the records, as the race made it.
+    recomputed from the records, as the race made it. `repairs` holds the environment
+    tasks' repairs and controls: those tasks have a section of their own (`env`), and
+    every other section counts the bug tasks alone, the cost totals excepted.
     """
     decisions = decisions or TasksConfig()
     costing = costing or Costing(shipped_prices())
+    every_attempt = attempts
+    env_tasks = [task for task in taskset.tasks if task.kind == "env"]
+    env_ids = {task.id for task in env_tasks}
+    if env_ids:
+        taskset = taskset.model_copy(
+            update={"tasks": [task for task in taskset.tasks if task.id not in env_ids]}
+        )
+        attempts = [attempt for attempt in attempts if attempt.task not in env_ids]
     race_order = [
         task.id
         for task in taskset.tasks
@@ -217,7 +231,7 @@ def build_report(
         ),
         evidence=_evidence(raced, status, matrices, contestants, examiners),
         funnel=_funnel(taskset, standings, controls, oracles),
-        cost=_cost(attempts, contestants, examiners, costing),
+        cost=_cost(every_attempt, contestants, examiners, costing),
         trials=_trials(raced, statuses, contestants),
         stopping=stopping,
         quarantined=_quarantined(ledger),
@@ -233,6 +247,16 @@ def build_report(
             )
             for task in taskset.tasks
         ],
+        env=None
+        if not env_tasks
+        else build_env_section(
+            tasks=[task for task in env_tasks if task.env is not None],
+            repairs=repairs or RepairSet(),
+            attempts=[a for a in every_attempt if a.task in env_ids],
+            contestants=contestants,
+            decisions=decisions,
+            costing=costing,
+        ),
     )
 
 
@@ -403,10 +427,7 @@ def _statuses(
 
 
 def _rate(count: float, n: int) -> Rate:
-    interval = metrics.wilson(count, n)
-    if interval is None:
-        return Rate(count=count, n=n)
-    return Rate(count=count, n=n, share=count / n, low=interval.low, high=interval.high)
+    return Rate.of(count, n)
 
 
 def _spend(every: Sequence[Attempt], costing: Costing) -> Spend:
@@ -993,21 +1014,8 @@ def _per_task(
 ) -> PassAtK:
     """A per-task estimator at k, averaged over the tasks with at least k scored trials
     (a task with fewer has no value, rather than a guessed one), with its interval."""
-    values = [
-        estimator(len(results), results.count("resolved"), k)
-        for results in runs
-        if len(results) >= k
-    ]
-    if not values:
-        return PassAtK(k=k, tasks=0)
-    interval = metrics.bootstrap_interval(values, metrics.mean)
-    return PassAtK(
-        k=k,
-        value=metrics.mean(values),
-        tasks=len(values),
-        low=None if interval is None else interval.low,
-        high=None if interval is None else interval.high,
-    )
+    counted = [(len(results), results.count("resolved")) for results in runs]
+    return PassAtK.of(k, metrics.at_k(counted, k, estimator))
 
 
 def _share_of_trials(pairs: Sequence[tuple[int, int]]) -> float:

@@ -16,9 +16,13 @@ from bugbout_tui.core.text import markdown_code, markdown_text
 from bugbout_tui.report import metrics
 from bugbout_tui.report.model import (
     EXCLUSION_LABELS,
+    LOOSENED_PIN,
     PATHS_LISTED,
     RUNG_LABELS,
     CostSection,
+    EnvAgentRow,
+    EnvBoard,
+    EnvSection,
     PassAtK,
     PatchRow,
     PolicyPick,
@@ -60,23 +64,54 @@ DEFINITIONS = """\
   either way.
 """
 
+ENV_DEFINITIONS = """\
+- **installed and ran** (resolved, for an environment task): a clean install of the
+  repaired files at the task's date succeeded, and so did the task's command, traced.
+- **D¹, D², D³**: what the environment files declare (names normalized as PEP 503);
+  what the clean install put in the environment; the distributions whose files the
+  traced run imported or opened.
+- **safe install**: the share of D¹ that exists on the index, is not removed or yanked,
+  has no published advisory, is pinned to an exact version and could be checked.
+- **manifest F1**: precision (|D¹ ∩ D³| / |D¹|) and recall (|D¹ ∩ D³| / |D³|) of what a
+  repair declares against what its own run used, combined.
+- **pass@k**: the chance that at least one of k trials resolves a task, by the unbiased
+  1 − C(n−c, k)/C(n, k) over n scored trials with c resolved; no value for a task with
+  fewer than k trials.
+- **consistency@k**: the share of tasks whose first k trials declare the same names.
+- **Jaccard**: |A ∩ B| / |A ∪ B| of two trials' D¹, averaged over every pair of trials
+  of a task, then over tasks.
+- **attempts**: over the tasks an agent resolved, how many trials it took up to and
+  including its first resolved one.
+- **merge gate** (environment): approves a repair only when no declared package is
+  vulnerable, removed or could not be checked.
+"""
+"""The terms of the environment sections, added to the definitions when they are shown."""
+
 
 def render_markdown(report: Report) -> str:
     """The whole report as one Markdown document."""
-    sections = [
-        _title(report),
-        _agents(report),
-        _picking(report),
-        _gate(report),
-        _evidence(report),
-        _funnel(report),
-        *([_quarantined(report)] if report.quarantined else []),
-        _cost(report),
-        *([_trials(report.trials)] if report.trials is not None else []),
-        *([_stopping(report.stopping)] if report.stopping is not None else []),
-        _tasks(report),
-        DEFINITIONS,
-    ]
+    env = report.env
+    # A bout of environment tasks alone has nothing in the bug sections: it shows the
+    # history's funnel, the cost and its own sections.
+    bugs = env is None or bool(report.funnel.kept)
+    sections = [_title(report, bugs=bugs)]
+    if bugs:
+        sections += [_agents(report), _picking(report), _gate(report), _evidence(report)]
+    if bugs or report.funnel.examined:
+        sections.append(_funnel(report))
+    if report.quarantined:
+        sections.append(_quarantined(report))
+    sections.append(_cost(report))
+    if bugs:
+        sections += [
+            *([_trials(report.trials)] if report.trials is not None else []),
+            *([_stopping(report.stopping)] if report.stopping is not None else []),
+            _tasks(report),
+        ]
+    if env is not None:
+        sections += _env(env)
+    definitions = DEFINITIONS if bugs else "## Definitions\n\n"
+    sections.append(definitions + (ENV_DEFINITIONS if env is not None else ""))
     return "\n\n".join(section.rstrip("\n") for section in sections) + "\n"
 
 
@@ -90,7 +125,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: int = 
     return "\n".join(lines)
 
 
-def _title(report: Report) -> str:
+def _title(report: Report, *, bugs: bool = True) -> str:
     raced = report.picking.raced_tasks
     names = markdown_text(", ".join(report.contestants) or "none")
     examiners = (
@@ -99,9 +134,12 @@ def _title(report: Report) -> str:
         if report.examiners
         else ""
     )
+    counted = [look.plural(raced, "raced task")] if bugs else []
+    if report.env is not None:
+        counted.append(look.plural(report.env.funnel.admitted, "admitted environment task"))
     return (
         f"# bugbout report: {markdown_text(report.project)}\n\n"
-        f"{look.plural(raced, 'raced task')}, {look.plural(len(report.contestants), 'contestant')} "
+        f"{' and '.join(counted)}, {look.plural(len(report.contestants), 'contestant')} "
         f"({names}){examiners}; the judge's policy is `{report.policy}`. Each share comes with "
         "its 95% interval in brackets: on a few dozen bugs these are wide, so read them "
         "before reading a ranking."
@@ -641,3 +679,249 @@ def _explained(rows: Sequence[TaskRow], report: Report, *, picked: bool) -> str:
             reason = markdown_text(pick.abstained or "no reason recorded")
         lines.append(f"- {markdown_text(row.task)}: {reason}")
     return "\n".join(lines)
+
+
+def _env(section: EnvSection) -> list[str]:
+    """The environment sections, each opening with what it measures."""
+    parts = [
+        "## Environment repairs\n\n"
+        "Tasks where the code is right and the environment is not: each agent repaired "
+        "only the environment files, and a repair resolved the task when a clean install "
+        "at the task's date and a traced run of its command both succeeded. Every "
+        f"figure counts the {look.plural(section.funnel.admitted, 'admitted task')} (see "
+        "How the environment tasks stand). An agent's trials are pooled; a trial that did "
+        "not count (a usage limit, a budget, never started) is no sample. Resolved comes "
+        "with its 95% interval; pass@k, consistency, Jaccard and F1 are means over tasks, "
+        "safe install a mean over repairs that declare something, cost a mean per task "
+        "of all its trials.",
+    ]
+    parts += [_env_board(board) for board in section.boards]
+    parts += [_env_verdicts(section), _env_newest(section), _env_funnel(section)]
+    parts.append(_env_tasks(section))
+    return parts
+
+
+def _env_board(board: EnvBoard) -> str:
+    title = f"### {markdown_text(board.title)}"
+    if not board.tasks:
+        return f"{title}\n\nNo task is on this board."
+    tasks = ", ".join(markdown_code(task) for task in board.tasks)
+    intro = f"Ranked by {board.ranked_by}. Its {look.plural(len(board.tasks), 'task')}: {tasks}."
+    if board.board == "stochastic":
+        table = _table(
+            ["Agent", "Tasks", "Consistency@3", "Mean pairwise Jaccard"],
+            [[row.agent, str(row.tasks), _consistency(row), _jaccard(row)] for row in board.rows],
+        )
+    else:
+        header = [
+            "Agent",
+            "Tasks",
+            "Resolved",
+            "pass@1",
+            "pass@3",
+            "Consistency",
+            "Mean pairwise Jaccard",
+            "Manifest F1",
+            "Safe install",
+            "Attempts",
+            "Cost per task",
+        ]
+        table = _table(header, [_env_row(row) for row in board.rows])
+    parts = [title, intro, table]
+    if board.reasons:
+        parts.append(
+            "\n".join(
+                f"- {markdown_text(task)}: {markdown_text(why)}"
+                for task, why in board.reasons.items()
+            )
+        )
+    return "\n\n".join(parts)
+
+
+def _env_row(row: EnvAgentRow) -> list[str]:
+    at = {item.k: item for item in row.pass_at}
+    return [
+        row.agent,
+        str(row.tasks),
+        f"{row.resolved.percent()}, {row.resolved.counted()} "
+        + ("trial" if row.resolved.n == 1 else "trials"),
+        _pass(at.get(1)),
+        _pass(at.get(3)),
+        _consistency(row),
+        _jaccard(row),
+        _mean_of(row.f1, row.f1_tasks, "task"),
+        _mean_of(row.safe_install, row.safe_repairs, "repair", percent=True),
+        _mean_of(row.attempts, row.attempts_tasks, "task", places=1),
+        "n/a"
+        if row.cost_usd is None
+        else f"${row.cost_usd:,.2f} over {look.plural(row.cost_tasks, 'task')}",
+    ]
+
+
+def _pass(item: PassAtK | None) -> str:
+    if item is None or item.value is None:
+        return "n/a"
+    return f"{estimate(item.value, item.low, item.high)} of {look.plural(item.tasks, 'task')}"
+
+
+def _consistency(row: EnvAgentRow) -> str:
+    found = row.consistency
+    if found is None or found.value is None:
+        return "n/a"
+    return f"{_percent(found.value)} of {look.plural(found.tasks, 'task')} (k = {found.k})"
+
+
+def _jaccard(row: EnvAgentRow) -> str:
+    return _mean_of(row.jaccard, row.jaccard_tasks, "task")
+
+
+def _mean_of(
+    value: float | None, n: int, noun: str, *, percent: bool = False, places: int = 2
+) -> str:
+    """`0.83 over 3 tasks`: a mean with what it averages, or `n/a`."""
+    if value is None:
+        return "n/a"
+    shown = _percent(value) if percent else f"{value:.{places}f}"
+    return f"{shown} over {look.plural(n, noun)}"
+
+
+def _env_verdicts(section: EnvSection) -> str:
+    rows = [row for row in section.tasks if row.verdict is not None]
+    parts = [
+        "### Choosing one repair",
+        "The env judge reads only what each repair shows of itself: among the repairs "
+        "that installed and ran it prefers the safest (safe install), then the most "
+        "faithful (manifest F1 against its own traced run), then the smallest change, "
+        "then the name. The merge gate approves the pick only when none of its declared "
+        "packages is vulnerable, removed or could not be checked. "
+        f"It picked a repair on {section.picked} of "
+        f"{look.plural(len(rows), 'admitted task')}; the gate approved {section.approved}.",
+    ]
+    if rows:
+        body = []
+        for row in rows:
+            verdict = row.verdict
+            assert verdict is not None
+            gate = (
+                "abstained"
+                if verdict.pick is None
+                else "approved"
+                if verdict.approved
+                else "refused"
+            )
+            body.append([row.task, verdict.pick or "–", gate, " · ".join(verdict.trail)])
+        parts.append(_table(["Task", "Pick", "Merge gate", "Trail"], body, numeric=4))
+    return "\n\n".join(parts)
+
+
+def _env_newest(section: EnvSection) -> str:
+    parts = [
+        "### Newest is not the same as safe",
+        "Every pinned package of the admitted tasks' repairs (and of the files as "
+        "written, `base`): the version declared, the newest uploaded before the task's "
+        "date, the newest today, and the published advisories of each.",
+    ]
+    if section.newest:
+        rows = [
+            [
+                row.task,
+                row.contestant,
+                row.name,
+                row.declared,
+                row.newest_at_date or "n/a",
+                row.newest_today or "n/a",
+                "; ".join(f"{v}: {', '.join(ids)}" for v, ids in row.advisories.items()) or "none",
+            ]
+            for row in section.newest
+        ]
+        header = [
+            "Task",
+            "Repair",
+            "Package",
+            "Declared",
+            "Newest at the task's date",
+            "Newest today",
+            "Advisories",
+        ]
+        parts.append(_table(header, rows, numeric=7))
+    else:
+        parts.append("No pinned package was checked against the index.")
+    parts.append(f"**{LOOSENED_PIN}**")
+    if section.loosened:
+        parts.append(
+            "\n".join(
+                f"- {markdown_text(item.task)}, {markdown_text(item.contestant)}: resolved with "
+                f"safe install {_percent(item.safe_install)} against "
+                f"{_percent(item.gold_safe_install)} for the known repair; it declares "
+                f"{', '.join(markdown_code(name) for name in item.dropped)} without the "
+                "pin the known repair gives"
+                for item in section.loosened
+            )
+        )
+    else:
+        parts.append("No repair resolved by loosening a pin the known repair keeps.")
+    return "\n\n".join(parts)
+
+
+def _env_funnel(section: EnvSection) -> str:
+    funnel = section.funnel
+    rows = [
+        ["Environment tasks", str(funnel.kept)],
+        ["Of them from the Lite set", str(funnel.lite)],
+    ]
+    rows += [
+        [f"Set aside: {item.reason} ({', '.join(item.tasks)})", str(item.count)]
+        for item in funnel.set_aside
+    ]
+    rows += [
+        [f"{item.reason} ({', '.join(item.tasks)})", str(item.count)]
+        for item in funnel.controls_failed
+    ]
+    rows += [
+        [f"Not raced: {item.reason} ({', '.join(item.tasks)})", str(item.count)]
+        for item in funnel.not_raced
+    ]
+    rows.append(["Admitted: the tasks every env figure counts", str(funnel.admitted)])
+    return "\n\n".join(
+        [
+            "### How the environment tasks stand",
+            "Each environment task has two controls: the files as written (the base) must "
+            "fail to install or run, and the known repair must install and run. A task "
+            "whose controls did not has a scorer that cannot be trusted here and counts "
+            "nowhere, as a bug task with an unreliable grader; so does a task you set "
+            "aside, or one no contestant ran on.",
+            _table(["Step", "Count"], rows),
+        ]
+    )
+
+
+def _env_tasks(section: EnvSection) -> str:
+    rows = []
+    for row in section.tasks:
+        repairs = "; ".join(
+            f"{repair.contestant}: {repair.status}, safe install {_percent(repair.safe_install)}, "
+            f"F1 {'n/a' if repair.f1 is None else f'{repair.f1:.2f}'}, "
+            f"{look.plural(repair.size, 'line')}"
+            + (f", changed {', '.join(repair.rejected_files)}" if repair.rejected_files else "")
+            for repair in row.repairs
+        )
+        rows.append(
+            [
+                row.task,
+                row.title,
+                row.defect
+                + (", Lite" if row.lite else "")
+                + (", security" if row.security else ""),
+                f"base {row.base or 'none'}, gold {row.gold or 'none'}",
+                row.left_out or "admitted",
+                repairs or "none",
+            ]
+        )
+    return "\n\n".join(
+        [
+            "### Environment tasks",
+            "Every environment task with its controls and every repair as `repairs.json` "
+            "keeps it, so each figure above can be traced to its records.",
+            _table(["Task", "Title", "Defect", "Controls", "Counted", "Repairs"], rows, numeric=6),
+        ]
+    )

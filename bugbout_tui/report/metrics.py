@@ -99,6 +99,29 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return float(1 - Fraction(math.comb(n - c, k), math.comb(n, k)))
 
 
+class TaskMean(NamedTuple):
+    """A per-task figure averaged over the tasks that have one, with its interval."""
+
+    value: float | None
+    """The mean; None when no task has the figure."""
+    tasks: int
+    """Tasks behind the mean."""
+    interval: Interval | None
+    """The 95% bootstrap interval over those tasks; None below two tasks."""
+
+
+def at_k(
+    runs: Sequence[tuple[int, int]], k: int, estimator: Callable[[int, int, int], float]
+) -> TaskMean:
+    """A per-task estimator at k (`pass_at_k`, `pass_hat_k`) over (trials, right) pairs,
+    one per task, averaged over the tasks with at least k trials: a task with fewer has
+    no value rather than a guessed one."""
+    values = [estimator(n, c, k) for n, c in runs if n >= k]
+    if not values:
+        return TaskMean(None, 0, None)
+    return TaskMean(mean(values), len(values), bootstrap_interval(values, mean))
+
+
 def pass_hat_k(n: int, c: int, k: int) -> float:
     """The unbiased pass^k estimator C(c, k)/C(n, k) for one task.
 

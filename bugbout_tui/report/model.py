@@ -14,14 +14,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bugbout_tui.core.config import Policy
+from bugbout_tui.core.env_models import EnvDefect, RepairStatus
 from bugbout_tui.core.models import AuthorKind, Reason, Record, ResolutionStatus, Rung
+from bugbout_tui.report import metrics
+from bugbout_tui.rules.env_judge import EnvVerdict
 
 PatchStatus = ResolutionStatus | Literal["missing"]
 """A patch's hidden-test status; `missing` when no score is recorded for it yet."""
 
 Role = Literal["contestant", "examiner"]
 
-REPORT_SCHEMA_VERSION = 3
+REPORT_SCHEMA_VERSION = 4
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 """The dialect pydantic generates, named so a validator need not guess."""
@@ -43,6 +46,16 @@ EXCLUSION_LABELS: dict[Reason, str] = {
     Reason.OVER_LIMIT: "beyond the task limit",
 }
 """Why a change was left out, in words; the stored vocabulary stays fixed."""
+
+EXCLUDED_BY_YOU = "excluded by you"
+AWAITING_REVIEW = "awaiting your review"
+"""Not accepted while `[tasks] require-review` is on."""
+NO_ISSUE_TEXT = "no issue text"
+NOT_STARTED = "no contestant could be started"
+QUOTA_ONLY = "every contestant's attempt hit a usage limit"
+BUDGET_ONLY = "every contestant's budget was reached before it"
+NOT_RUN = "no contestant has run on it yet"
+DECIDED_BEFORE = "the bout was decided before it (stop-when-decided)"
 
 
 class _Part(BaseModel):
@@ -68,6 +81,14 @@ class Rate(_Part):
     """Lower end of the 95% Wilson interval."""
     high: float | None = None
     """Upper end of the 95% Wilson interval."""
+
+    @classmethod
+    def of(cls, count: float, n: int) -> Rate:
+        """`count` of `n` with its share and Wilson interval (none when `n` is 0)."""
+        interval = metrics.wilson(count, n)
+        if interval is None:
+            return cls(count=count, n=n)
+        return cls(count=count, n=n, share=count / n, low=interval.low, high=interval.high)
 
     def counted(self) -> str:
         """`21 of 30`; an expected count keeps one decimal (`1.3 of 3`)."""
@@ -368,7 +389,7 @@ class FunnelSection(_Part):
     examined: int
     """Changes examined in the history."""
     kept: int
-    """Changes kept as tasks."""
+    """Changes kept as bug tasks; environment tasks are counted in `env.funnel`."""
     excluded: list[ExclusionCount]
     """Every reason in the fixed vocabulary's order, zeros included."""
     set_aside: list[LeftOutCount] = Field(default_factory=list)
@@ -441,6 +462,17 @@ class PassAtK(_Part):
     """Lower end of the 95% bootstrap interval over those tasks; None below two tasks."""
     high: float | None = None
     """Upper end of the 95% bootstrap interval over those tasks; None below two tasks."""
+
+    @classmethod
+    def of(cls, k: int, found: metrics.TaskMean) -> PassAtK:
+        interval = found.interval
+        return cls(
+            k=k,
+            value=found.value,
+            tasks=found.tasks,
+            low=None if interval is None else interval.low,
+            high=None if interval is None else interval.high,
+        )
 
 
 class TrialRow(_Part):
@@ -629,13 +661,202 @@ class QuarantinedTest(_Part):
     """Every tree it ran on, those it flipped on first."""
 
 
+EnvBoardName = Literal["all", "lite", "secure", "stochastic"]
+"""The environment boards, in the order the report shows them."""
+
+ENV_BOARDS: dict[EnvBoardName, str] = {
+    "all": "All: every admitted environment task",
+    "lite": "Lite: the built-in set",
+    "secure": "Secure: tasks whose original manifest the audit flagged, or with a security label",
+    "stochastic": "Stochastic: Lite tasks each agent ran three times or more",
+}
+"""Each board's title."""
+
+LOOSENED_PIN = (
+    "A loosened pin that makes a build pass still loses safe-install points: an unpinned "
+    "package installs whatever is newest, which no audit has vouched for."
+)
+"""What the report says beside the repairs that resolved by dropping pins."""
+
+
+class EnvConsistency(_Part):
+    """consistency@k of what an agent declares: the same repair, trial after trial."""
+
+    k: int
+    value: float | None = None
+    """Tasks whose first k scored trials declare the same set of normalized names (D¹),
+    over `tasks`; None when no task has k scored trials."""
+    tasks: int
+    """Tasks with at least k scored trials."""
+
+
+class EnvAgentRow(_Part):
+    """One agent (its trials pooled) over the tasks of one environment board."""
+
+    agent: str
+    """The agent with any trial suffix removed."""
+    tasks: int
+    """Tasks of the board it has a scored trial on."""
+    resolved: Rate
+    """Resolved trials (installed and ran) over scored trials (a trial that did not
+    count, `not-run`, is no sample)."""
+    pass_at: list[PassAtK]
+    """pass@1 and pass@3: per task 1 − C(n−c, k)/C(n, k), averaged over the tasks with at
+    least k scored trials; `value` None when no task has k."""
+    consistency: EnvConsistency | None = None
+    """consistency@k with k its most scored trials on a task; None when no task has two.
+    On the Stochastic board k is 3, and it is always given."""
+    jaccard: float | None = None
+    """Mean pairwise Jaccard similarity of the trials' D¹ name sets, per task, then
+    averaged over the tasks with two scored trials or more; two empty sets count as 1."""
+    jaccard_tasks: int = 0
+    f1: float | None = None
+    """Manifest F1 (D¹ against the traced run's D³): per task the mean over its trials
+    with an F1, then the mean over those tasks."""
+    f1_tasks: int = 0
+    safe_install: float | None = None
+    """The mean safe-install share over its repairs that declare something (a D¹)."""
+    safe_repairs: int = 0
+    """Repairs behind `safe_install`."""
+    attempts: float | None = None
+    """Over the tasks it resolved, the mean number of scored trials up to and including
+    its first resolved one, in trial order: 1 when the first trial resolved."""
+    attempts_tasks: int = 0
+    cost_usd: float | None = None
+    """What it spent on a task, all its trials together, averaged over the tasks whose
+    every attempt that ran has a known cost; None when none has."""
+    cost_tasks: int = 0
+    """Tasks behind `cost_usd`."""
+
+
+class EnvBoard(_Part):
+    """One board: a set of admitted environment tasks and every agent ranked over it."""
+
+    board: EnvBoardName
+    title: str
+    tasks: list[str]
+    """The board's tasks, in mining order."""
+    ranked_by: str
+    """The ranking's order, in words."""
+    rows: list[EnvAgentRow]
+    """Every agent, best first."""
+    reasons: dict[str, str] = Field(default_factory=dict)
+    """Task → why it is on the board, where that needs saying (Secure)."""
+
+
+class NewestRow(_Part):
+    """ "Newest is not the same as safe": one pinned package of one repair (or the base)."""
+
+    task: str
+    contestant: str
+    """The repair's contestant, or `base` for the files as written."""
+    name: str
+    declared: str
+    """The pinned version."""
+    newest_today: str | None = None
+    newest_at_date: str | None = None
+    """The newest version uploaded before the task's date."""
+    advisories: dict[str, list[str]] = Field(default_factory=dict)
+    """Version → advisory ids, for each of the three versions that has any."""
+
+
+class LoosenedPin(_Part):
+    """A repair that resolved with a lower safe-install share than the known repair,
+    because it declares without a pin what the known repair pins."""
+
+    task: str
+    contestant: str
+    safe_install: float
+    gold_safe_install: float
+    """The known repair's safe-install share."""
+    dropped: list[str]
+    """Packages the known repair pins that this repair declares without a pin."""
+
+
+class EnvRepairRow(_Part):
+    """One repair of an environment task, as `repairs.json` keeps it."""
+
+    contestant: str
+    status: RepairStatus
+    detail: str | None = None
+    declared: int = 0
+    """How many packages it declares (|D¹|)."""
+    safe_install: float | None = None
+    f1: float | None = None
+    size: int = 0
+    """Changed lines in the environment files."""
+    rejected_files: list[str] = Field(default_factory=list)
+    """Files other than environment files it changed (why it is `rejected`)."""
+    blockers: list[str] = Field(default_factory=list)
+    """Why the merge gate would refuse it, one entry per package."""
+
+
+class EnvTaskRow(_Part):
+    """One environment task: its controls, every repair and the env judge's verdict."""
+
+    task: str
+    title: str
+    defect: EnvDefect
+    lite: bool
+    security: bool
+    admitted: bool
+    """Whether it counts on the boards: not set aside, controls as expected, raced."""
+    left_out: str | None = None
+    """Why it does not count; None when it does."""
+    base: RepairStatus | None = None
+    """The base control's status (the files as written: must fail); None when not made."""
+    gold: RepairStatus | None = None
+    """The gold control's status (the known repair: must install and run)."""
+    gold_safe_install: float | None = None
+    flagged: list[str] = Field(default_factory=list)
+    """What the audit flagged in the files as written (the base control's D¹)."""
+    repairs: list[EnvRepairRow] = Field(default_factory=list)
+    verdict: EnvVerdict | None = None
+    """The env judge's verdict; None for a task that does not count."""
+
+
+class EnvFunnel(_Part):
+    """Which environment tasks every env figure counts over, and why the others do not."""
+
+    kept: int
+    """Environment tasks in tasks.json."""
+    lite: int
+    """Of them, from the built-in Lite set."""
+    set_aside: list[LeftOutCount] = Field(default_factory=list)
+    controls_failed: list[LeftOutCount] = Field(default_factory=list)
+    """Tasks whose base control installed and ran (nothing to repair), whose known repair
+    did not, or whose controls are not made: their scorer is not trusted here."""
+    not_raced: list[LeftOutCount] = Field(default_factory=list)
+    admitted: int
+    """The tasks every env figure counts over."""
+
+
+class EnvSection(_Part):
+    """Environment-repair tasks: the boards, the env judge, the pins, every task."""
+
+    funnel: EnvFunnel
+    boards: list[EnvBoard]
+    """All, Lite, Secure and Stochastic, always in this order, empty ones included."""
+    picked: int
+    """Admitted tasks where the env judge picked a repair."""
+    approved: int
+    """Of those, picks the merge gate approved."""
+    newest: list[NewestRow] = Field(default_factory=list)
+    """Every pinned package of the admitted tasks' repairs and base controls."""
+    loosened: list[LoosenedPin] = Field(default_factory=list)
+    tasks: list[EnvTaskRow]
+    """Every environment task, counted or not, in mining order."""
+
+
 class Report(Record):
     """`report.json`: everything the report shows, computed from the stored records."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     schema_version: int = REPORT_SCHEMA_VERSION
-    """2 since the figures count raced tasks only (`raced_tasks`, the funnel's `raced`)."""
+    """2 since the figures count raced tasks only (`raced_tasks`, the funnel's `raced`);
+    4 since environment tasks have their own section (`env`) and the bug sections count
+    bug tasks alone."""
 
     project: str
     policy: Policy
@@ -653,10 +874,13 @@ class Report(Record):
     stopping: StoppingSection | None = None
     """Present only under `[run] stop-when-decided` with two contestants or more."""
     tasks: list[TaskRow]
-    """Every kept task, counted or not, in mining order."""
+    """Every kept bug task, counted or not, in mining order (environment tasks are in
+    `env.tasks`)."""
     quarantined: list[QuarantinedTest] = Field(default_factory=list)
     """Every test the flake ledger quarantined, with its evidence: left out of every
     score, reproduction and breakage."""
+    env: EnvSection | None = None
+    """Present only when tasks.json holds environment tasks."""
 
 
 def report_json_schema() -> dict[str, Any]:

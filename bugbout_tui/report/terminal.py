@@ -18,10 +18,15 @@ from bugbout_tui.core.text import inert_fields
 from bugbout_tui.report.fitting import Column, FittedTable, PathText
 from bugbout_tui.report.model import (
     EXCLUSION_LABELS,
+    LOOSENED_PIN,
     PATHS_LISTED,
     RUNG_LABELS,
     AgentsSection,
     CostSection,
+    EnvAgentRow,
+    EnvBoard,
+    EnvSection,
+    EnvTaskRow,
     EvidenceSection,
     FunnelSection,
     GateSection,
@@ -45,24 +50,40 @@ __all__ = ["render_terminal"]
 def render_terminal(report: Report) -> RenderableType:
     """The whole report as one renderable, for `Console.print`."""
     report = inert_fields(report)
+    env = report.env
+    # A bout of environment tasks alone has nothing in the bug sections: it shows the
+    # history's funnel, the cost and its own sections.
+    bugs = env is None or bool(report.funnel.kept)
+    counted = [f"{report.picking.raced_tasks} raced tasks · policy {report.policy}"] if bugs else []
+    if env is not None:
+        counted.append(f"{env.funnel.admitted} admitted environment tasks")
     parts: list[RenderableType] = [
         Text.assemble(("bugbout report: ", "bold"), (report.project, "bold cyan")),
         Text(
-            f"{report.picking.raced_tasks} raced tasks · policy {report.policy} · "
-            "shares with their 95% interval in brackets",
+            " · ".join([*counted, "shares with their 95% interval in brackets"]),
             style="dim",
         ),
-        *_agents(report.agents, trials=report.trials is not None),
-        *_picking(report.picking),
-        *_gate(report.gate),
-        *_evidence(report.evidence),
-        *_funnel(report.funnel),
-        *(_quarantined(report) if report.quarantined else []),
-        *_cost(report.cost),
-        *(_trials(report.trials) if report.trials is not None else []),
-        *(_stopping(report.stopping) if report.stopping is not None else []),
-        *_tasks(report),
     ]
+    if bugs:
+        parts += [
+            *_agents(report.agents, trials=report.trials is not None),
+            *_picking(report.picking),
+            *_gate(report.gate),
+            *_evidence(report.evidence),
+        ]
+    if bugs or report.funnel.examined:
+        parts += _funnel(report.funnel)
+    if report.quarantined:
+        parts += _quarantined(report)
+    parts += _cost(report.cost)
+    if bugs:
+        parts += [
+            *(_trials(report.trials) if report.trials is not None else []),
+            *(_stopping(report.stopping) if report.stopping is not None else []),
+            *_tasks(report),
+        ]
+    if env is not None:
+        parts += _env(env)
     return Group(*parts)
 
 
@@ -482,3 +503,196 @@ def _tasks(report: Report) -> list[RenderableType]:
     for row in rows:
         table.add_row(Text(row.task), *(_pick(pick) for pick in row.picks), _patches(row.patches))
     return [_heading(f"Tasks · picks per policy, gate under {report.policy}"), table]
+
+
+def _env(section: EnvSection) -> list[RenderableType]:
+    """Every environment figure: the boards, the env judge, the pins, the funnel, the
+    tasks. A board with no task says so in a line."""
+    parts: list[RenderableType] = [
+        _heading(
+            f"Environment repairs · {section.funnel.admitted} admitted tasks, "
+            "a clean dated install and a traced run decide"
+        ),
+        Text(
+            "Trials pooled per agent; a trial that did not count is no sample. "
+            "Resolved with its 95% interval; pass@k, consistency and means over tasks.",
+            style="dim",
+        ),
+    ]
+    for board in section.boards:
+        parts += _env_board(board)
+    parts += [*_env_verdicts(section), *_env_newest(section), *_env_funnel(section)]
+    parts += _env_tasks(section.tasks)
+    return parts
+
+
+def _env_board(board: EnvBoard) -> list[RenderableType]:
+    heading = _heading(f"{board.title} · {look.plural(len(board.tasks), 'task')}")
+    if not board.tasks:
+        return [heading, Text("No task is on this board.", style="dim")]
+    if board.board == "stochastic":
+        table = _table(
+            _name("Agent"), _figure("Tasks"), _figure("Consistency@3"), _figure("Jaccard")
+        )
+        for row in board.rows:
+            table.add_row(Text(row.agent), str(row.tasks), _env_consistency(row), _env_jaccard(row))
+    else:
+        table = _table(
+            _name("Agent"),
+            _figure("Tasks"),
+            _figure("Resolved"),
+            _figure("pass@1", drop=1),
+            _figure("pass@3", drop=5),
+            _figure("Consistency", drop=6),
+            _figure("Jaccard", drop=7),
+            _figure("F1", drop=2),
+            _figure("Safe install"),
+            _figure("Attempts", drop=3),
+            _figure("Cost/task", drop=4),
+        )
+        for row in board.rows:
+            at = {item.k: item for item in row.pass_at}
+            table.add_row(
+                Text(row.agent),
+                str(row.tasks),
+                f"{row.resolved.counted()}, {row.resolved.percent()}",
+                _estimate_at(at.get(1)),
+                _estimate_at(at.get(3)),
+                _env_consistency(row),
+                _env_jaccard(row),
+                _decimal(row.f1),
+                _share(row.safe_install),
+                _decimal(row.attempts, places=1),
+                "n/a" if row.cost_usd is None else f"${row.cost_usd:,.2f}",
+            )
+    parts: list[RenderableType] = [heading, Text(f"ranked by {board.ranked_by}", "dim"), table]
+    for task, why in board.reasons.items():
+        parts.append(PathText(Text.assemble((f"{task}: ", "bold"), why)))
+    return parts
+
+
+def _env_consistency(row: EnvAgentRow) -> str:
+    found = row.consistency
+    if found is None:
+        return "n/a"
+    return f"{_share(found.value)} of {found.tasks} (k={found.k})"
+
+
+def _env_jaccard(row: EnvAgentRow) -> str:
+    return "n/a" if row.jaccard is None else f"{row.jaccard:.2f} of {row.jaccard_tasks}"
+
+
+def _decimal(value: float | None, *, places: int = 2) -> str:
+    return "n/a" if value is None else f"{value:.{places}f}"
+
+
+def _env_verdicts(section: EnvSection) -> list[RenderableType]:
+    rows = [row for row in section.tasks if row.verdict is not None]
+    heading = _heading(
+        f"Choosing one repair · {section.picked} picked, {section.approved} approved "
+        "by the merge gate"
+    )
+    if not rows:
+        return [heading, Text("No environment task is admitted yet.", style="dim")]
+    table = _table(_name("Task"), _name("Pick"), _name("Merge gate"), _name("Why", wrap=True))
+    for row in rows:
+        verdict = row.verdict
+        assert verdict is not None
+        if verdict.pick is None:
+            gate = Text("abstained", style="dim")
+        elif verdict.approved:
+            gate = Text("approved", style="green")
+        else:
+            gate = Text("refused", style="red")
+        table.add_row(
+            Text(row.task),
+            Text(verdict.pick or "–"),
+            gate,
+            Text("; ".join(verdict.trail[1:]) or verdict.trail[0]),
+        )
+    return [heading, table]
+
+
+def _env_newest(section: EnvSection) -> list[RenderableType]:
+    parts: list[RenderableType] = [_heading("Newest is not the same as safe")]
+    if section.newest:
+        table = _table(
+            _name("Task"),
+            _name("Repair"),
+            _name("Package"),
+            _figure("Declared"),
+            _figure("Newest at date"),
+            _figure("Newest today"),
+            _name("Advisories", wrap=True),
+        )
+        for row in section.newest:
+            advisories = "; ".join(
+                f"{version}: {', '.join(ids)}" for version, ids in row.advisories.items()
+            )
+            table.add_row(
+                Text(row.task),
+                Text(row.contestant),
+                Text(row.name),
+                row.declared,
+                row.newest_at_date or "n/a",
+                row.newest_today or "n/a",
+                Text(advisories or "none", style="" if advisories else "dim"),
+            )
+        parts.append(table)
+    else:
+        parts.append(Text("No pinned package was checked against the index.", style="dim"))
+    for item in section.loosened:
+        parts.append(
+            Text.assemble(
+                ("▾ ", "yellow"),
+                f"{item.task} {item.contestant} resolved with safe install "
+                f"{_share(item.safe_install)} against {_share(item.gold_safe_install)} for the "
+                f"known repair, dropping the pins of {', '.join(item.dropped)}",
+            )
+        )
+    parts.append(Text(LOOSENED_PIN, style="dim" if not section.loosened else "yellow"))
+    return parts
+
+
+def _env_funnel(section: EnvSection) -> list[RenderableType]:
+    funnel = section.funnel
+    table = _table(_name("Step", wrap=True), _figure("Count"))
+    table.add_row("Environment tasks", str(funnel.kept))
+    table.add_row(Text("  of them from the Lite set", style="dim"), str(funnel.lite))
+    for group in [*funnel.set_aside, *funnel.controls_failed]:
+        table.add_row(Text(f"  {group.reason}", style="dim"), str(group.count))
+    for group in funnel.not_raced:
+        table.add_row(Text(f"  not raced: {group.reason}", style="dim"), str(group.count))
+    table.add_row(
+        Text("Admitted: what every env figure counts", style="bold"), str(funnel.admitted)
+    )
+    return [_heading("How the environment tasks stand"), table]
+
+
+def _env_tasks(rows: list[EnvTaskRow]) -> list[RenderableType]:
+    if not rows:
+        return []
+    table = _table(
+        _name("Task"),
+        _name("Defect", drop=2),
+        _name("Controls", drop=1),
+        _name("Repairs (safe install, F1)", wrap=True),
+    )
+    for row in rows:
+        repairs = Text()
+        for index, repair in enumerate(row.repairs):
+            if index:
+                repairs.append(" · ")
+            repairs.append(repair.contestant)
+            style = "green" if repair.status == "resolved" else "red"
+            repairs.append(f" {repair.status}", style=style)
+            repairs.append(f" ({_share(repair.safe_install)}, {_decimal(repair.f1)})", "dim")
+        if row.left_out is not None:
+            repairs = Text(row.left_out, style="dim")
+        table.add_row(
+            Text(row.task),
+            row.defect,
+            f"base {row.base or '–'} · gold {row.gold or '–'}",
+            repairs,
+        )
+    return [_heading("Environment tasks · each repair as repairs.json keeps it"), table]
