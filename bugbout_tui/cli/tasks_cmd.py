@@ -48,7 +48,7 @@ from bugbout_tui.infra.trees import pristine_tree
 from bugbout_tui.report.fitting import Column, FittedTable, PathText
 from bugbout_tui.rules.env_repairs import (
     CONTROLS,
-    controls_problem,
+    control_problem,
     failing_log,
     failure_tail,
 )
@@ -275,7 +275,7 @@ def task_json(
         shown["controls"] = {
             name: _control_json(repair, store) for name, repair in controls.items()
         }
-        problem = controls_problem(controls)
+        problem = control_problem(controls)
         shown["scored"] = problem is None
         shown["reason"] = problem
     if oracle is not None:
@@ -357,7 +357,7 @@ def controls_text(controls: Mapping[str, Repair] | None) -> Text:
     keep it from being scored."""
     if not controls:
         return Text("not run", style="dim")
-    problem = controls_problem(controls)
+    problem = control_problem(controls)
     if problem is not None:
         return Text(inert_line(f"not scored: {problem}"), style="yellow")
     said = ", ".join(f"{name} {controls[name].status}" for name in CONTROLS)

@@ -49,7 +49,7 @@ from bugbout_tui.infra.git import open_repository
 from bugbout_tui.infra.sandbox import Sandbox, select_sandbox
 from bugbout_tui.report import Report
 from bugbout_tui.rules.cost import costing_for
-from bugbout_tui.rules.env_repairs import controls_problem
+from bugbout_tui.rules.env_repairs import control_problem
 from bugbout_tui.rules.judge import VerdictSet
 from bugbout_tui.rules.sequential import first_trials
 
@@ -305,7 +305,7 @@ class Bout:
             t
             for t in self.raceable_tasks()
             if (
-                controls_problem(controls.get(t.id)) is None
+                control_problem(controls.get(t.id)) is None
                 if is_env(t)
                 else t.id in oracles and oracles[t.id].scored
             )
@@ -417,7 +417,7 @@ class Bout:
         summary = f"{scored} of {len(self.oracles.oracles)} tasks scored"
         if self.repairs is not None and self.repairs.controls:
             controls = self.repairs.controls.values()
-            fit = sum(1 for pair in controls if controls_problem(pair) is None)
+            fit = sum(1 for pair in controls if control_problem(pair) is None)
             summary += f"; {fit} of {look.plural(len(controls), 'environment task')} scored"
         environments = self._environments
         if environments is not None and environments.dated and environments.built.keys:

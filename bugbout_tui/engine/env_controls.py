@@ -5,7 +5,7 @@ The base control is the base commit's files as written: a clean install or the t
 run must fail, and what it printed is what the agents are given. The gold control is the
 fix commit's files, the known repair: both must succeed. A task whose base succeeds, or
 whose gold fails, cannot tell a repair from none, so it is not scored
-(`rules.env_repairs.controls_problem` says why, for the funnel and `bugbout tasks`).
+(`rules.env_repairs.control_problem` says why, for the funnel and `bugbout tasks`).
 
 Both are made from the repository's commits alone, history-free (pristine trees), and
 kept in `repairs.json` with the conditions they were made under: a control made under
@@ -27,7 +27,7 @@ from bugbout_tui.engine.env_runs import EnvRunner
 from bugbout_tui.infra.trees import copy_tree, pristine_tree
 from bugbout_tui.infra.workcopy import commit_patch
 from bugbout_tui.rules.env_files import split_repair
-from bugbout_tui.rules.env_repairs import CONTROLS, controls_problem, files_digest
+from bugbout_tui.rules.env_repairs import CONTROLS, control_problem, files_digest
 from bugbout_tui.rules.env_score import changed_lines
 
 _Item = tuple[Task, str, EnvConditions]
@@ -47,7 +47,7 @@ class EnvControls(EnvRunner):
         known = stored.get(control)
         if known is None or known.conditions != current:
             return True
-        return self.retry_failed and controls_problem(stored) is not None
+        return self.retry_failed and control_problem(stored) is not None
 
     async def run(self, tasks: Sequence[Task]) -> RepairSet:
         """Every environment task's controls, made where missing or stale; `repairs.json`

@@ -22,35 +22,34 @@ from bugbout_tui.rules.env_files import split_repair
 CONTROLS = (BASE, GOLD)
 """The two controls of an environment task, in the order they are made."""
 
-FAILED = frozenset({"install-failed", "run-failed"})
-"""How a base control shows its task is worth repairing: it was tried, and failed."""
-
 FAILURE_LIMIT = 6000
 """Characters of the base's failing output an agent is given: the tail, where installers
 and test runners say what went wrong."""
 _FAILURE_LINES = 120
 
 
-def controls_problem(controls: Mapping[str, Repair] | None) -> str | None:
-    """Why an environment task is not scored, or None when its controls make it one.
+NO_CONTROLS = "its controls are not recorded yet"
+BASE_PASSES = "controls failed: the files as written already install and run"
+GOLD_FAILS = "controls failed: the known repair does not install and run here"
+CONTROL_REASONS = (NO_CONTROLS, BASE_PASSES, GOLD_FAILS)
+"""Every reason `control_problem` gives: few and fixed, so the funnel can count them."""
 
-    No controls yet is a reason too: the ground truth has not been made.
+
+def control_problem(controls: Mapping[str, Repair] | None) -> str | None:
+    """Why an environment task is not scored, or None when its controls make it one:
+    the base failed (the install or the run) and the known repair installs and runs.
+
+    Controls not made yet, or one that could not be tried at all, is no answer about
+    the task; each control's own record says what went wrong.
     """
-    base = (controls or {}).get(BASE)
-    gold = (controls or {}).get(GOLD)
-    if base is None or gold is None:
-        return "its controls have not been made yet"
+    controls = controls or {}
+    base, gold = controls.get(BASE), controls.get(GOLD)
+    if base is None or gold is None or "not-run" in (base.status, gold.status):
+        return NO_CONTROLS
     if base.resolved:
-        return (
-            "the environment files as written install and the command runs, so there is "
-            "nothing to repair"
-        )
-    if base.status not in FAILED:
-        why = f": {base.detail}" if base.detail else ""
-        return f"the files as written could not be tried ({base.status}{why})"
+        return BASE_PASSES
     if not gold.resolved:
-        why = f": {gold.detail}" if gold.detail else ""
-        return f"the known repair does not install and run here ({gold.status}{why})"
+        return GOLD_FAILS
     return None
 
 

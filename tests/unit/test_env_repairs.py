@@ -13,7 +13,10 @@ from bugbout_tui.core.models import Attempt
 from bugbout_tui.core.patch import FileChange, Patch
 from bugbout_tui.engine.state import BoutState
 from bugbout_tui.rules.env_repairs import (
-    controls_problem,
+    BASE_PASSES,
+    GOLD_FAILS,
+    NO_CONTROLS,
+    control_problem,
     failing_log,
     failure_tail,
     network_note,
@@ -47,35 +50,23 @@ def attempt(status: AttemptStatus, *paths: str, detail: str | None = None) -> At
 
 def test_a_task_is_scored_when_its_base_fails_and_its_known_repair_resolves() -> None:
     good = {"base": repair("install-failed"), "gold": repair("resolved")}
-    assert controls_problem(good) is None
-    assert controls_problem({**good, "base": repair("run-failed")}) is None
+    assert control_problem(good) is None
+    assert control_problem({**good, "base": repair("run-failed")}) is None
 
 
 @pytest.mark.parametrize(
     ("base", "gold", "said"),
     [
-        (None, None, "its controls have not been made yet"),
-        (
-            repair("resolved"),
-            repair("resolved"),
-            "the environment files as written install and the command runs, so there is "
-            "nothing to repair",
-        ),
-        (
-            repair("not-run", "git archive failed"),
-            repair("resolved"),
-            "the files as written could not be tried (not-run: git archive failed)",
-        ),
-        (
-            repair("install-failed"),
-            repair("run-failed", "exited with 1"),
-            "the known repair does not install and run here (run-failed: exited with 1)",
-        ),
+        (None, None, NO_CONTROLS),
+        (repair("install-failed"), None, NO_CONTROLS),
+        (repair("not-run", "git archive failed"), repair("resolved"), NO_CONTROLS),
+        (repair("resolved"), repair("resolved"), BASE_PASSES),
+        (repair("install-failed"), repair("run-failed", "exited with 1"), GOLD_FAILS),
     ],
 )
 def test_why_a_task_is_not_scored(base: Repair | None, gold: Repair | None, said: str) -> None:
     controls = {name: r for name, r in (("base", base), ("gold", gold)) if r is not None}
-    assert controls_problem(controls) == said
+    assert control_problem(controls) == said
 
 
 def test_the_failing_log_is_the_step_that_failed() -> None:
@@ -94,11 +85,9 @@ def test_the_failing_log_is_the_step_that_failed() -> None:
 
 def test_the_failure_shown_is_the_tail_with_scratch_paths_named_as_the_agent_knows_them() -> None:
     text = "\n".join(f"line {n}" for n in range(1, 301))
-    text += "\n$ uv pip install -r /home/w/env/t/tree/requirements.txt --python /home/w/env/t/venv\n"
+    text += "\n$ uv pip install -r /w/t/tree/requirements.txt --python /w/t/venv\n"
 
-    shown = failure_tail(
-        text, limit=200, paths={"/home/w/env/t/tree": ".", "/home/w/env/t/venv": "<environment>"}
-    )
+    shown = failure_tail(text, limit=200, paths={"/w/t/tree": ".", "/w/t/venv": "<environment>"})
 
     assert shown.splitlines()[-1] == "$ uv pip install -r ./requirements.txt --python <environment>"
     assert shown.splitlines()[0].startswith("[... ") and "earlier lines not shown]" in shown
