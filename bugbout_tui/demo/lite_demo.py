@@ -44,7 +44,8 @@ own pace so the board has something to show."""
 
 
 def config_text(python: str, repository: Path, trials: int = 1) -> str:
-    """The Lite demo's bugbout.toml."""
+    """The Lite demo's bugbout.toml. Its `source` is the package of the project checked
+    out in the Lite repository: the key must name one, though no bug is mined here."""
     lines = [
         "# The built-in Lite set: small projects whose environments fail as written, raced",
         "# by scripted agents that run offline. Written by `bugbout env-lite`; edit it and run",
@@ -53,7 +54,7 @@ def config_text(python: str, repository: Path, trials: int = 1) -> str:
         "[project]",
         "# The Lite repository, written once per machine: one branch per project.",
         f"repository = {json.dumps(str(repository))}",
-        'source = "."',
+        f"source = {json.dumps(_package_of(repository))}",
         'tests = "."',
         "# Environment tasks install their own environments; no test of the project runs.",
         f"interpreter = {json.dumps(python)}",
@@ -82,6 +83,14 @@ def config_text(python: str, repository: Path, trials: int = 1) -> str:
             f"command = {json.dumps(agent_command(python, style))}",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _package_of(repository: Path) -> str:
+    """The first package at the top of `repository`'s checkout."""
+    found = sorted(init.parent.name for init in repository.glob("*/__init__.py"))
+    if not found:
+        raise BugboutError(f"the Lite repository at {repository} has no package checked out")
+    return found[0]
 
 
 @dataclass(frozen=True)

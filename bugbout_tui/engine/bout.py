@@ -49,6 +49,7 @@ from bugbout_tui.infra.git import open_repository
 from bugbout_tui.infra.sandbox import Sandbox, select_sandbox
 from bugbout_tui.report import Report
 from bugbout_tui.rules.cost import costing_for
+from bugbout_tui.rules.env_judge import EnvVerdict, choose_repair
 from bugbout_tui.rules.env_repairs import control_problem
 from bugbout_tui.rules.judge import VerdictSet
 from bugbout_tui.rules.sequential import first_trials
@@ -89,6 +90,7 @@ class Bout:
         self.resolutions: ResolutionSet | None = None
         self.repairs: RepairSet | None = None
         """Environment tasks' controls (from ground truth) and scored repairs."""
+        self.env_verdicts: dict[str, EnvVerdict] = {}
         self.report: Report | None = None
         self._entrants: list[Entrant] | None = None
         self._repo: Path | None = None
@@ -211,7 +213,15 @@ class Bout:
         )
 
     async def _judge(self) -> None:
+        """Bugs' verdicts are stored; environment tasks' are judged from their stored
+        repairs here for the summary, and again by every report, which shows them."""
         self.verdicts = judge_matrices(self.project, self.matrices)
+        repairs = self.repairs.repairs if self.repairs is not None else {}
+        self.env_verdicts = {
+            task.id: choose_repair(task.id, repairs.get(task.id, {}))
+            for task in self.scored_tasks()
+            if is_env(task)
+        }
 
     async def _score(self) -> None:
         assert self.oracles is not None
@@ -414,11 +424,13 @@ class Bout:
         if self.oracles is None:
             return _DONE
         scored = sum(1 for o in self.oracles.oracles.values() if o.scored)
-        summary = f"{scored} of {len(self.oracles.oracles)} tasks scored"
+        parts = [f"{scored} of {len(self.oracles.oracles)} tasks scored"]
         if self.repairs is not None and self.repairs.controls:
             controls = self.repairs.controls.values()
             fit = sum(1 for pair in controls if control_problem(pair) is None)
-            summary += f"; {fit} of {look.plural(len(controls), 'environment task')} scored"
+            env = f"{fit} of {look.plural(len(controls), 'environment task')} scored"
+            parts = [env] if not self.oracles.oracles else [*parts, env]
+        summary = "; ".join(parts)
         environments = self._environments
         if environments is not None and environments.dated and environments.built.keys:
             built = environments.built
@@ -449,13 +461,24 @@ class Bout:
         policy = self.project.config.judge.policy
         judged = [v[policy] for v in self.verdicts.verdicts.values() if v[policy].assessments]
         picks = sum(1 for verdict in judged if verdict.pick is not None)
-        return f"{picks} of {len(judged)} tasks with a patch picked under {policy}"
+        parts = [f"{picks} of {len(judged)} tasks with a patch picked under {policy}"]
+        if self.env_verdicts:
+            chosen = [v for v in self.env_verdicts.values() if v.pick is not None]
+            approved = sum(1 for verdict in chosen if verdict.approved)
+            env = (
+                f"{len(chosen)} of {look.plural(len(self.env_verdicts), 'environment task')} "
+                f"with a repair picked, {approved} approved by the merge gate"
+            )
+            parts = [env] if not judged else [*parts, env]
+        return "; ".join(parts)
 
     def _score_summary(self) -> str:
         if self.resolutions is None:
             return _DONE
         patches = [r for per in self.resolutions.patches.values() for r in per.values()]
         resolved = sum(1 for r in patches if r.status == "resolved")
+        if not patches and self.env_verdicts:
+            return "no bug to score; environment repairs were scored before the judge"
         return f"{resolved} of {len(patches)} patches resolved"
 
     def _report_summary(self) -> str:
