@@ -50,6 +50,7 @@ def recognise_checkout(workdir: Path) -> EnvPlaybook | None:
 
 
 _REQUIREMENTS = "requirements.txt"
+_DEV_REQUIREMENTS = "requirements-dev.txt"
 _PYPROJECT = "pyproject.toml"
 
 
@@ -162,23 +163,23 @@ ENV_PLAYBOOKS: tuple[EnvPlaybook, ...] = (
         project="lite-mailqueue",
         marker="mailqueue/sender.py",
         careful=Recipe(
-            reads=("tests/test_sender.py", _PYPROJECT),
+            reads=("tests/test_sender.py", _DEV_REQUIREMENTS),
             edits=(
                 _declare(
-                    '"pytest==7.4.0"]',
-                    '"pytest==7.4.0", "pytest-mock==3.14.0"]',
-                    path=_PYPROJECT,
+                    "pytest==7.4.0\n",
+                    "pytest==7.4.0\npytest-mock==3.14.0\n",
+                    path=_DEV_REQUIREMENTS,
                 ),
             ),
-            says="The tests use the mocker fixture, which comes from pytest-mock, and the "
-            "test extra did not declare it. Added pytest-mock==3.14.0 to it.",
+            says="The tests use the mocker fixture, which comes from pytest-mock, and "
+            "requirements-dev.txt did not declare it. Added pytest-mock==3.14.0.",
         ),
         hasty=Recipe(
-            reads=(_PYPROJECT,),
+            reads=(_DEV_REQUIREMENTS,),
             edits=(
-                _declare('"pytest==7.4.0"]', '"pytest==7.4.0", "pytest-mock"]', path=_PYPROJECT),
+                _declare("pytest==7.4.0\n", "pytest==7.4.0\npytest-mock\n", path=_DEV_REQUIREMENTS),
             ),
-            says="Added pytest-mock to the test extra. Done.",
+            says="Added pytest-mock to the dev requirements. Done.",
         ),
     ),
     EnvPlaybook(

@@ -1,9 +1,10 @@
 """The Lite set for real: its git repository, its package universe on a 127.0.0.1 index,
-real uv resolving and installing each project at its date, and the scripted agents
-repairing a checkout. Nothing leaves this machine."""
+each project installed by the clean install at its date and run by the traced run, and
+the scripted agents repairing a checkout. Nothing leaves this machine."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -12,19 +13,29 @@ import urllib.error
 import urllib.request
 import zipfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 import bugbout_tui
-from bugbout_tui.demo.lite import LiteProject, lite_projects, lite_tasks, write_lite_repository
+from bugbout_tui.core.env_models import EnvInstall, EnvTrace, normalize_name
+from bugbout_tui.demo.lite import (
+    LiteProject,
+    lite_projects,
+    lite_tasks,
+    publish_universe,
+    write_lite_repository,
+)
 from bugbout_tui.demo.lite_playbooks import ENV_PLAYBOOKS
-from bugbout_tui.infra.env import find_uv
+from bugbout_tui.infra.env_install import clean_install
+from bugbout_tui.infra.env_trace import traced_run
 from bugbout_tui.infra.package_index import PackageIndex
+from bugbout_tui.infra.sandbox import NoSandbox
 
 PROJECTS = lite_projects()
 FAILS_AT_INSTALL = {"lite-confsnap", "lite-dusize", "lite-s3links", "lite-modelcard"}
-"""The bases uv cannot even resolve; the others install and fail when their tests run."""
+"""The bases uv cannot install; the others install and fail when their tests run."""
 
 
 @pytest.fixture(scope="module")
@@ -34,29 +45,15 @@ def repository(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PackageIndex]:
-    from bugbout_tui.demo.lite import publish_universe
-
-    with PackageIndex() as served:
+def index(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[PackageIndex]:
+    """The Lite universe served, and uv given a cache of its own and no downloads."""
+    with PackageIndex() as served, pytest.MonkeyPatch.context() as patch:
         publish_universe(served, tmp_path_factory.mktemp("dists"))
+        patch.setenv("UV_CACHE_DIR", str(tmp_path_factory.mktemp("uv-cache")))
+        patch.setenv("UV_PYTHON_DOWNLOADS", "never")
         yield served
-
-
-@pytest.fixture(scope="module")
-def uv_env(index: PackageIndex, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """uv pointed at the local index alone, with its own cache and no downloads."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("UV_") and k not in ("VIRTUAL_ENV", "PIP_INDEX_URL")
-    }
-    env.update(
-        UV_DEFAULT_INDEX=index.url,
-        UV_CACHE_DIR=str(tmp_path_factory.mktemp("uv-cache")),
-        UV_PYTHON_DOWNLOADS="never",
-        UV_NO_CONFIG="1",
-    )
-    return env
 
 
 def git(repo: Path, *args: str) -> str:
@@ -71,31 +68,43 @@ def checkout(files: dict[str, str], where: Path) -> Path:
     return where
 
 
-def requirement_args(files: dict[str, str], *, flag: tuple[str, ...] = ("-r",)) -> list[str]:
-    """What uv installs from a project's environment files, test extras included (`flag`
-    before each file: `uv pip install` takes `-r`, `uv pip compile` none)."""
-    args: list[str] = []
-    for path in sorted(files):
-        if path.startswith("requirements") and path.endswith(".txt"):
-            args += [*flag, path]
-        elif path == "pyproject.toml":
-            args += [*flag, path, "--all-extras"]
-    return args
+@dataclass
+class Scored:
+    install: EnvInstall
+    trace: EnvTrace | None
+    """None when the install failed: there is nothing to run."""
 
 
-def uv(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(find_uv()), *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
-    )
+def install_and_run(
+    project: LiteProject, files: dict[str, str], index: PackageIndex, where: Path
+) -> Scored:
+    """A clean install of `files` at the project's date from the Lite index, then the
+    project's command, traced, as the scoring does them."""
+    tree = checkout(files, where / "tree")
 
+    async def score() -> Scored:
+        install = await clean_install(
+            tree,
+            python=project.python,
+            date=project.date,
+            index=index.url,
+            venv=where / "venv",
+            log=where / "install.log",
+            timeout=180,
+        )
+        if not install.ok:
+            return Scored(install, None)
+        trace = await traced_run(
+            tree,
+            project.command,
+            venv=where / "venv",
+            sandbox=NoSandbox(),
+            log=where / "trace.log",
+            timeout=120,
+        )
+        return Scored(install, trace)
 
-def compile_at_date(
-    project: LiteProject, files: dict[str, str], env: dict[str, str], where: Path
-) -> subprocess.CompletedProcess[str]:
-    tree = checkout(files, where)
-    stamp = project.date.isoformat()
-    args = ["pip", "compile", *requirement_args(files, flag=()), "--exclude-newer", stamp]
-    return uv(env, tree, *args, "--python-version", project.python, "--no-header")
+    return asyncio.run(score())
 
 
 # ---------------------------------------------------------------- the repository
@@ -174,43 +183,33 @@ def test_the_universe_has_what_the_stories_need(index: PackageIndex) -> None:
 
 
 @pytest.mark.parametrize("project", PROJECTS, ids=lambda p: p.id)
-def test_the_known_repair_resolves_offline_at_the_projects_date(
-    project: LiteProject, uv_env: dict[str, str], tmp_path: Path
+def test_the_known_repair_installs_at_the_projects_date_and_runs(
+    project: LiteProject, index: PackageIndex, tmp_path: Path
 ) -> None:
-    resolved = compile_at_date(project, project.repaired, uv_env, tmp_path)
-    assert resolved.returncode == 0, resolved.stderr
-    pins = set(resolved.stdout.split())
-    for text in project.repair.files.values():
-        for pinned in (word.strip('",[]') for word in text.split() if "==" in word):
-            assert pinned.lower() in {pin.lower() for pin in pins}, pinned
-    assert "yanked" not in resolved.stderr
+    scored = install_and_run(project, project.repaired, index, tmp_path)
+    assert scored.install.ok, scored.install.detail
+    assert scored.trace is not None and scored.trace.ok, (tmp_path / "trace.log").read_text()
+    pinned = {
+        word.strip('",[]').lower()
+        for text in project.repair.files.values()
+        for word in text.split()
+        if "==" in word
+    }
+    assert pinned <= {line.lower() for line in scored.install.installed}
+    assert {normalize_name(pin.split("==")[0]) for pin in pinned} <= set(scored.trace.used)
+    assert "yanked" not in (tmp_path / "install.log").read_text()
 
 
 @pytest.mark.parametrize("project", PROJECTS, ids=lambda p: p.id)
-def test_a_base_fails_where_its_defect_says(
-    project: LiteProject, uv_env: dict[str, str], tmp_path: Path
+def test_the_project_as_written_fails_where_its_defect_says(
+    project: LiteProject, index: PackageIndex, tmp_path: Path
 ) -> None:
-    """The bases uv cannot resolve fail at install; the others install and must fail
-    when their command runs."""
-    resolved = compile_at_date(project, project.files, uv_env, tmp_path / "compiled")
-    assert (resolved.returncode != 0) is (project.id in FAILS_AT_INSTALL), resolved.stderr
-    if project.id in FAILS_AT_INSTALL:
-        return
-    tree = checkout(project.files, tmp_path / "tree")
-    venv = tree / ".venv"
-    assert uv(uv_env, tree, "venv", "-q", str(venv), "--python", project.python).returncode == 0
-    stamp = project.date.isoformat()
-    args = ["pip", "install", "--python", str(venv), *requirement_args(project.files)]
-    installed = uv(uv_env, tree, *args, "--exclude-newer", stamp)
-    assert installed.returncode == 0, installed.stderr
-    ran = subprocess.run(
-        [str(venv / "bin" / "python"), *project.command[1:]],
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert ran.returncode != 0, ran.stdout
+    """The bases uv cannot install fail there; the others install and fail when their
+    command runs."""
+    scored = install_and_run(project, project.files, index, tmp_path)
+    assert scored.install.ok is (project.id not in FAILS_AT_INSTALL), scored.install.detail
+    if scored.trace is not None:
+        assert not scored.trace.ok, (tmp_path / "trace.log").read_text()
 
 
 # ---------------------------------------------------------------- the scripted agents

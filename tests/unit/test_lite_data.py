@@ -4,6 +4,7 @@ change only, and the scripted agents' playbooks true to the projects they recogn
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 from typing import get_args
 
@@ -14,21 +15,18 @@ from bugbout_tui.core.env_models import EnvDefect
 from bugbout_tui.demo.bugs import Recipe
 from bugbout_tui.demo.lite import LiteProject, lite_projects
 from bugbout_tui.demo.lite_playbooks import ENV_PLAYBOOKS, EnvPlaybook, recognise_checkout
+from bugbout_tui.rules.env_files import is_env_file
 
 PROJECTS = lite_projects()
 BY_ID = {project.id: project for project in PROJECTS}
-ENV_FILE = re.compile(
-    r"^(pyproject\.toml|setup\.(py|cfg)|\.python-version|[\w.-]*\.lock"
-    r"|([\w.-]*requirements[\w.-]*|constraints[\w.-]*|requirements/[\w.-]+)\.txt)$"
-)
-"""What the issue counts as environment files (README install notes aside)."""
 
 
 def unpinned(path: str, text: str) -> list[str]:
     """The requirements `text` declares without an exact pin."""
     if path.endswith(".toml"):
-        lists = [line for line in text.splitlines() if "= [" in line]
-        declared = re.findall(r'"([^"]+)"', "\n".join(lists))
+        project = tomllib.loads(text).get("project", {})
+        extras = project.get("optional-dependencies", {}).values()
+        declared = [*project.get("dependencies", []), *(r for extra in extras for r in extra)]
     else:
         lines = (line.strip() for line in text.splitlines())
         declared = [line for line in lines if line and not line.startswith(("-", "#"))]
@@ -60,7 +58,7 @@ def test_a_project_is_a_small_package_with_tests(project: LiteProject) -> None:
 
 @pytest.mark.parametrize("project", PROJECTS, ids=lambda p: p.id)
 def test_a_repair_changes_environment_files_only(project: LiteProject) -> None:
-    assert all(ENV_FILE.match(path) for path in project.env_files), project.env_files
+    assert all(is_env_file(path) for path in project.env_files), project.env_files
     assert all(path in project.files for path in project.env_files)
     assert not any(unpinned(path, text) for path, text in project.repair.files.items())
     spec = project.spec()
