@@ -1,4 +1,5 @@
-"""`bugbout tasks`: the bugs the history can replay, and why every other change was left out.
+"""`bugbout tasks`: the bugs (and environment repairs) the history can replay, and why
+every other change was left out.
 
 Titles come from commit messages, issue text from issues, file and test names from the
 repository: all are shown as `Text` made inert, never as markup or as controls. `--json`
@@ -20,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bugbout_tui.cli.output import stderr, stdout
+from bugbout_tui.core import look
 from bugbout_tui.core.config import Config
 from bugbout_tui.core.env_models import Repair, RepairSet
 from bugbout_tui.core.errors import UsageError
@@ -54,7 +56,13 @@ from bugbout_tui.rules.env_repairs import (
 )
 from bugbout_tui.rules.prompts import Role, render_env_prompt, render_prompt
 from bugbout_tui.rules.score import unreliable_grader
-from bugbout_tui.rules.task_facts import control_words, environment_rows, quarantined_lines
+from bugbout_tui.rules.task_facts import (
+    control_words,
+    env_task_rows,
+    environment_rows,
+    issue_words,
+    quarantined_lines,
+)
 
 REASON_TEXT = {
     Reason.NOT_A_FIX: "the title does not read like a bug fix",
@@ -65,6 +73,11 @@ REASON_TEXT = {
     Reason.NO_SOURCE_CHANGE: "changes no Python file in the package",
     Reason.NO_TEST_ADDED: "adds no test function",
     Reason.NO_PROBLEM_TEXT: "its text describes only the change made",
+    Reason.NOT_ENV_ONLY: "changes files besides the environment files",
+    Reason.ENV_MERGE: "environment files alone, merged from a branch rather than one change",
+    Reason.ENV_REVERT: "environment files alone, undoing an earlier change",
+    Reason.ENV_VERSION_ONLY: "environment files alone, only the project's own version",
+    Reason.ENV_NOT_DEPENDENCIES: "environment files alone, none of what they install",
     Reason.DUPLICATE_ISSUE: "a newer change fixed the same issue",
     Reason.BEFORE_SINCE: "older than [tasks] since",
     Reason.OVER_LIMIT: "beyond [tasks] limit",
@@ -369,9 +382,12 @@ def tasks_table(
 ) -> FittedTable:
     """One row per task. Narrower than it wants, it wraps the title, the issue text and
     the ground truth, then leaves out the issue number (the id carries it), the tests
-    added, the files and the fix commit, in that order."""
+    added, the files and the fix commit, in that order. A task set that holds
+    environment tasks has a column for each task's kind."""
+    kinds = {task.kind for task in taskset.tasks} != {"bug"} and bool(taskset.tasks)
     table = FittedTable(
         Column("id", style="bold"),
+        *([Column("kind")] if kinds else []),
         Column("issue", "right", drop=4),
         Column("title", wrap=True, floor=16),
         Column("fix", style="cyan", drop=1),
@@ -386,17 +402,17 @@ def tasks_table(
     controls = repairs.controls if repairs is not None else {}
     for task in taskset.tasks:
         env = task.env if is_env(task) else None
+        files = f"{len(task.source_files)} src, {len(task.test_files)} test"
+        if task.env is not None:
+            files = look.plural(len(task.env.env_files), "env file")
         table.add_row(
             Text(inert_line(task.id)),
-            Text(f"#{task.issue}"),
+            *([kind_text(task)] if kinds else []),
+            Text(issue_words(task)),
             Text(inert_line(task.title)),
             Text(task.fix_commit[:9]),
-            Text(
-                f"{len(task.source_files)} src, {len(task.test_files)} test"
-                if env is None
-                else f"{len(env.env_files)} env"
-            ),
-            Text(str(len(task.added_tests))),
+            Text(files),
+            Text(str(len(task.added_tests)) if task.kind == "bug" else "–"),
             statement_text(task),
             oracle_text(oracles.oracles.get(task.id))
             if env is None
@@ -406,9 +422,15 @@ def tasks_table(
     return table
 
 
+def kind_text(task: Task) -> Text:
+    """The kind cell: a bug to fix, or an environment to repair."""
+    return Text(task.kind, style="magenta" if task.kind == "env" else "dim")
+
+
 def statement_text(task: Task) -> Text:
     """The issue-text cell: where the text came from, or that there is none (the reasons
-    are listed once under the table: one reason usually holds for many tasks)."""
+    are listed once under the table: one reason usually holds for many tasks). An
+    environment task without one still races: its problem is its failing log."""
     if task.statement_source is not None:
         cut = " (cut)" if task.statement_source.cut else ""
         return Text(f"{task.statement_source.describe()}{cut}", style="green")
@@ -489,7 +511,8 @@ def task_panel(
     facts.add_column()
     named = f" (named as #{task.reference.number})" if task.reference.number != task.issue else ""
     facts.add_row(Text("title"), Text(inert_line(task.title)))
-    facts.add_row(Text("issue"), Text(f"#{task.issue}{named}"))
+    facts.add_row(Text("kind"), kind_text(task))
+    facts.add_row(Text("issue"), Text(issue_words(task) + named))
     if task.statement_source is not None:
         facts.add_row(Text("text from"), Text(inert_line(task.statement_source.describe())))
         cut = task.statement_source.cut
@@ -498,12 +521,14 @@ def task_panel(
         facts.add_row(Text("note"), Text(inert_line(task.statement_note)))
     facts.add_row(Text("fix"), Text(f"{task.fix_commit}  {task.date:%Y-%m-%d}"))
     facts.add_row(Text("base"), Text(task.base_commit))
-    if task.env is not None and is_env(task):
-        _env_rows(facts, task, controls, store)
-    else:
+    if task.env is None:
         facts.add_row(Text("source files"), Text(inert_line(", ".join(task.source_files))))
         facts.add_row(Text("test files"), Text(inert_line(", ".join(task.test_files))))
         facts.add_row(Text("tests added"), Text(inert_line(", ".join(task.added_tests))))
+    for label, words in env_task_rows(task):
+        facts.add_row(Text(label), Text(inert(words)))
+    if is_env(task):
+        _control_rows(facts, controls, store)
     facts.add_row(Text("status"), status_of(task, config))
     if is_env(task):
         facts.add_row(Text("ground truth"), controls_text(controls))
@@ -567,16 +592,8 @@ def base_failure(
     return Text(inert(failure_tail(text, paths=base_paths(repo, task))), style="dim")
 
 
-def _env_rows(facts: Table, task: Task, controls: Mapping[str, Repair] | None, store: Path) -> None:
-    """What an environment task asks, and each control's logs."""
-    assert task.env is not None
-    spec = task.env
-    kind = "Lite" if spec.lite else "mined"
-    facts.add_row(Text("kind"), Text(f"environment repair ({kind}, {spec.defect})"))
-    facts.add_row(Text("command"), Text(inert_line(" ".join(spec.command))))
-    facts.add_row(Text("python"), Text(spec.python))
-    facts.add_row(Text("date"), Text(spec.date.isoformat(sep=" ", timespec="seconds")))
-    facts.add_row(Text("env files"), Text(inert_line(", ".join(spec.env_files))))
+def _control_rows(facts: Table, controls: Mapping[str, Repair] | None, store: Path) -> None:
+    """How each control of an environment task ended, and where its logs are."""
     for name, repair in (controls or {}).items():
         logs = [step.log for step in (repair.install, repair.trace) if step and step.log]
         words = repair.status + (f": {repair.detail}" if repair.detail else "")

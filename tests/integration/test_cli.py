@@ -88,7 +88,7 @@ def test_tasks_json_is_exactly_the_documented_object(project: GitRepo, tmp_path:
         "statement_source", "statement_note", "statement_missing",
     }  # fmt: skip
     assert task["statement_source"] == {"kind": "issue", "number": 3, "repo": None, "cut": []}
-    assert task["issue"] == 3
+    assert (task["kind"], task["issue"]) == ("bug", 3)
     assert task["added_tests"] == ["test_empty"]
     assert task["base_commit"] == project.head("HEAD~2")
     assert task["statement"].startswith("# mean() crashes on []")

@@ -1,4 +1,5 @@
-"""The Tasks screen: the bugs mining found, and a person's say on which ones race.
+"""The Tasks screen: the bugs (and environment repairs) mining found, and a person's say
+on which ones race.
 
 Decisions go to `[tasks] include` / `exclude` in bugbout.toml (through the same
 comment-keeping editor as the Config screen), so they are reviewable in the file and
@@ -37,13 +38,20 @@ from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.show_commit import show_commit
 from bugbout_tui.rules.score import unreliable_grader
-from bugbout_tui.rules.task_facts import control_words, environment_rows, quarantined_lines
+from bugbout_tui.rules.task_facts import (
+    control_words,
+    env_task_rows,
+    environment_rows,
+    issue_words,
+    quarantined_lines,
+)
 from bugbout_tui.tui.screens.base import BoutScreen
 from bugbout_tui.tui.widgets.columns import Column, add_columns, fit_columns
 
 COLUMNS = (
     Column("sel", "", 1),
     Column("id", "task", 14),
+    Column("kind", "kind", 4),
     Column("issue", "issue", 6),
     Column("title", "title", 60, share=1),
     Column("status", "status", 34, share=1),
@@ -87,7 +95,7 @@ def task_status(task: Task, tasks: TasksConfig, oracles: OracleSet | None) -> Ta
         return TaskStatus("excluded by you", "red")
     if oracle is not None and not oracle.scored:
         return TaskStatus(f"not scored: {oracle.reason or 'no ground truth'}", "yellow")
-    if not task.statement:
+    if not task.statement and task.kind == "bug":
         return TaskStatus(f"not raced: no issue text ({task.statement_missing})", "yellow")
     if decision == "accepted":
         return TaskStatus("accepted by you", "bold green")
@@ -112,8 +120,14 @@ def funnel_text(taskset: TaskSet) -> Text:
 
 
 def issue_head(task: Task) -> RenderableType:
-    """What stands above the issue text: its number, or why there is no text."""
-    head = Text(f"Issue #{task.issue}", style="bold")
+    """What stands above the issue text: its number, or why there is no text. An
+    environment task races without one: the agents get its failing log."""
+    head = Text(f"Issue {issue_words(task)}", style="bold")
+    if task.statement is None and task.kind == "env":
+        why = task.statement_missing or "unknown"
+        return Group(head, Text(inert(f"\nNo issue text ({why})."), style="dim"),
+                     Text("The agents get the failing log of a clean install at the task's "
+                          "date.", style="dim"))  # fmt: skip
     if task.statement is None:
         why = task.statement_missing or "unknown"
         return Group(head, Text(inert(f"\nNo issue text could be read ({why})."), style="yellow"),
@@ -147,6 +161,10 @@ def tests_view(
     facts.add_column()
     facts.add_row("fix commit", task.fix_commit[:12])
     facts.add_row("base commit", Text(f"{task.base_commit[:12]} (the agents start here)"))
+    if task.env is not None:
+        for label, words in env_task_rows(task):
+            facts.add_row(label, Text(inert(words)))
+        return facts
     facts.add_row("source files", Text(inert_line(", ".join(task.source_files))))
     tests_shown = inert_line(", ".join(task.test_files))
     facts.add_row("test files", Text(f"{tests_shown} (hidden from agents)"))
@@ -337,7 +355,8 @@ class TasksScreen(BoutScreen):
         return (
             (mark, "bold cyan"),
             (task.id, "bold"),
-            (f"#{task.issue}", ""),
+            (task.kind, "magenta" if task.kind == "env" else "dim"),
+            (issue_words(task), ""),
             (task.title, ""),
             (status.label, status.style),
             (f2p, ""),
