@@ -3,13 +3,13 @@ sandbox, a package index on 127.0.0.1, scripted `command` agents.
 
 `geom` pins `shapes==9.9`, a release that never existed, so its clean install fails; the
 maintainers' next change pins `shapes==1.0` (issue #1): mined as the environment task
-`geom-env-1`. Then they fix `half()`, which rounded down (issue #2), with a new test:
+`geom-1`. Then they fix `half()`, which rounded down (issue #2), with a new test:
 the bug `geom-2`. The index serves `shapes` 1.0 ("uploaded" in 2020) and 2.0 (2023), and
 pytest repacked from this interpreter.
 
 Three contestants (`tests/agents/envrepair.py`):
 
-| agent | geom-env-1 | geom-2 |
+| agent | geom-1 | geom-2 |
 |---|---|---|
 | right | `shapes==1.0`: resolved, every package pinned and safe | fixes `half` |
 | loosen | `shapes` unpinned: installs 2.0 and runs, but loses the pin's safe point | nothing |
@@ -31,6 +31,7 @@ from envkit import when
 from gitrepo import GitRepo
 from projects import write_config, write_issues
 from racekit import AGENTS, contestant, toml_list
+from terminals import bugbout
 
 from bugbout_tui.core.env_models import RepairSet
 from bugbout_tui.core.events import BaseEvent, EnvRunStarted
@@ -39,10 +40,11 @@ from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.package_index import PackageIndex, build_wheel
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("home")]
+pytestmark = pytest.mark.slow
 
-ENV, BUG = "geom-env-1", "geom-2"
+ENV, BUG = "geom-1", "geom-2"
 PYTEST = importlib.metadata.version("pytest")
+UV = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "UV_PYTHON_DOWNLOADS": "never"}
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +126,9 @@ def build(root: Path, index: PackageIndex) -> Path:
     return root
 
 
-def test_a_bout_of_a_bug_and_an_environment_task(tmp_path: Path, index: PackageIndex) -> None:
+def test_a_bout_of_a_bug_and_an_environment_task(
+    tmp_path: Path, home: Path, index: PackageIndex
+) -> None:
     root = build(tmp_path / "geom", index)
     bout = Bout.load(root)
     started: list[str] = []
@@ -179,9 +183,23 @@ def test_a_bout_of_a_bug_and_an_environment_task(tmp_path: Path, index: PackageI
     assert resolutions.patches[BUG]["right"].status == "resolved"
     assert ENV not in resolutions.patches and ENV not in store.matrices()
 
+    shown = json.loads(bugbout("tasks", ENV, "--json", cwd=root, home=home).stdout)
+    assert shown["kind"] == "env" and shown["scored"] is True and shown["reason"] is None
+    assert shown["controls"]["base"]["install"]["log"].startswith(str(store.root))
+    prompt = bugbout("tasks", ENV, "--show-prompt", cwd=root, home=home, **UV).stdout
+    assert "<failure>" in prompt and "shapes==9.9" in prompt
+
     again = Bout.load(root)
     started.clear()
     again.subscribe(seen)
     again.run()
     assert started == []  # controls and repairs made under the same conditions are kept
     assert store.read(store.repairs_path, RepairSet) == repairs
+
+    config = root / "bugbout.toml"
+    config.write_text(config.read_text().replace("test-timeout = 60", "test-timeout = 90"))
+    other = Bout.load(root)
+    other.subscribe(seen)
+    other.run()
+    made = {f"{ENV}/base", f"{ENV}/gold", f"{ENV}/right", f"{ENV}/loosen"}
+    assert set(started) == made  # under other conditions, each is made again
