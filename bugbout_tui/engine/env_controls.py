@@ -37,13 +37,16 @@ class EnvControls(EnvRunner):
     """Makes and stores the controls of a bout's environment tasks."""
 
     def commit_of(self, task: Task, control: str) -> str:
+        """The commit whose files a control installs: the base's, or the fix's."""
         return task.base_commit if control == BASE else task.fix_commit
 
-    def needs_run(self, task: Task, stored: dict[str, Repair], control: str) -> bool:
-        """Whether `control` of `task` is to be made (again): missing, made under other
-        conditions, or, asked to retry what failed, one of a task its controls left
-        unscored."""
-        current = self.conditions(task, files_digest(control, self.commit_of(task, control)))
+    def control_conditions(self, task: Task, control: str) -> EnvConditions:
+        """What `control` of `task` is made under now: its files are its commit's."""
+        return self.conditions(task, files_digest(control, self.commit_of(task, control)))
+
+    def needs_run(self, stored: dict[str, Repair], control: str, current: EnvConditions) -> bool:
+        """Whether `control` is to be made (again): missing, made under other conditions,
+        or, asked to retry what failed, one of a task its controls left unscored."""
         known = stored.get(control)
         if known is None or known.conditions != current:
             return True
@@ -58,11 +61,9 @@ class EnvControls(EnvRunner):
         for task in tasks:
             stored = repairs.controls.get(task.id, {})
             for control in CONTROLS:
-                if self.needs_run(task, stored, control):
-                    commit = self.commit_of(task, control)
-                    plan.append(
-                        (task, control, self.conditions(task, files_digest(control, commit)))
-                    )
+                current = self.control_conditions(task, control)
+                if self.needs_run(stored, control, current):
+                    plan.append((task, control, current))
 
         async def settle(item: _Item) -> None:
             task, control, conditions = item
@@ -77,23 +78,17 @@ class EnvControls(EnvRunner):
         return repairs
 
     async def _control(self, task: Task, control: str, conditions: EnvConditions) -> Repair | None:
-        """One control, or None when the machine failed it (the next run tries again)."""
+        """One control, or None when the machine failed it (the next run tries again).
+
+        A commit whose tree cannot be had is the control's answer, kept as `not-run` with
+        why; a failure of the install or the run itself (uv missing, a sandbox that does
+        not work here) stops the stage with its message, as it does for tests.
+        """
         folder = self.workspace(task, "controls", control)
         started = Repair(task=task.id, contestant=control, status="not-run")
         try:
             tree, changed, size = await asyncio.to_thread(self._tree, task, control, folder)
-            index = await self.sources.index_for(task)
-            started = started.model_copy(update={"changed": changed, "size": size})
-            return await self.score(
-                task,
-                tree,
-                kind="controls",
-                label=control,
-                index=index,
-                conditions=conditions,
-                base=started,
-            )
-        except BugboutError as exc:  # the commit's tree cannot be had: that is the answer
+        except BugboutError as exc:
             self.bus.emit(ErrorRaised(message=exc.message, task=task.id))
             return started.model_copy(update={"detail": exc.message, "conditions": conditions})
         except OSError as exc:
@@ -105,6 +100,16 @@ class EnvControls(EnvRunner):
                 )
             )
             return None
+        index = await self.sources.index_for(task)
+        return await self.score(
+            task,
+            tree,
+            kind="controls",
+            label=control,
+            index=index,
+            conditions=conditions,
+            base=started.model_copy(update={"changed": changed, "size": size}),
+        )
 
     def _tree(self, task: Task, control: str, folder: Path) -> tuple[Path, list[str], int]:
         """A scratch copy of the control's commit, history-free, and for the gold the
