@@ -513,11 +513,14 @@ class Race(StageRunner):
     ) -> set[str]:
         """Under `stop-when-decided`, the decision the stored records already make (a
         restart of a decided bout starts no new task either), and the tasks it keeps
-        from starting."""
+        from starting. Environment tasks are no part of the comparison, which is of
+        bugs: they count as begun, so the decision never keeps them from starting."""
         if self.watch is None:
             return set()
         recorded = {t.id: found for t in tasks if (found := self._contestants_of(t)) is not None}
-        self._begun = {t.id for t in tasks if any(self._stored(t, e) for e in self.entrants)}
+        self._begun = {
+            t.id for t in tasks if is_env(t) or any(self._stored(t, e) for e in self.entrants)
+        }
         await self.watch.catch_up(recorded)
         if not self.watch.decided:
             return set()
