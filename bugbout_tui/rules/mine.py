@@ -283,8 +283,8 @@ class _FileChange:
     path: str
     old_path: str | None
     """The path before a rename or copy."""
-    old_blob: str = ""
-    new_blob: str = ""
+    old_blob: str
+    new_blob: str
     """The content's object ids on each side; all zeros where the file is absent."""
 
     @property

@@ -91,6 +91,7 @@ def install_and_run(
             venv=where / "venv",
             log=where / "install.log",
             timeout=180,
+            sandbox=NoSandbox(),
         )
         if not install.ok:
             return Scored(install, None)
