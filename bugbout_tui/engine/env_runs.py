@@ -30,6 +30,7 @@ from bugbout_tui.infra.env_audit import audit
 from bugbout_tui.infra.env_declared import declared_packages
 from bugbout_tui.infra.env_install import clean_install
 from bugbout_tui.infra.env_trace import traced_run
+from bugbout_tui.infra.git import repository_paths
 from bugbout_tui.infra.trees import repo_key
 from bugbout_tui.rules.env_audit import safe_share
 from bugbout_tui.rules.env_score import manifest_scores, repair_status
@@ -60,6 +61,9 @@ class EnvRunner(StageRunner):
     def __init__(self, context: StageContext, *, parallel: int | None = None) -> None:
         super().__init__(context)
         self.parallel = parallel or os.cpu_count() or 1
+        self.hidden = (*repository_paths(self.repo), self.project.dir)
+        """What an install's builds must not read besides every home: the repository
+        with its history, and the project with its store."""
 
     def conditions(self, task: Task, files: str) -> EnvConditions:
         """What a repair of `files` (a digest) on `task` is made under."""
@@ -115,6 +119,8 @@ class EnvRunner(StageRunner):
                 venv=venv,
                 log=logs / "install.log",
                 timeout=timeout,
+                sandbox=self.sandbox,
+                hidden=self.hidden,
             )
             install = install.model_copy(update={"log": _kept(logs / "install.log", store.root)})
             trace = None

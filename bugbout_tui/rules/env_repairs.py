@@ -111,11 +111,16 @@ def network_note(sandbox: str, *, confined: bool) -> str:
             f"The agent ran in the {sandbox} sandbox with the network open (its model's "
             "API needs it)"
         )
+    scoring = (
+        "The scoring installed only from the task's index, dated, and the traced run had "
+        "no network."
+    )
+    if sandbox == "none":
+        scoring += " With no sandbox, the install's builds ran on this machine unconfined."
     return (
         f"{where}; bugbout does not log the connections an agent makes, so whether it "
-        "reached a package index or any other host is not known. Its checkout had no "
-        "history. The scoring installed only from the task's index, dated, and the traced "
-        "run had no network."
+        f"reached a package index or any other host is not known. Its checkout had no "
+        f"history. {scoring}"
     )
 
 

@@ -133,7 +133,9 @@ def test_the_network_note_says_what_could_not_be_logged() -> None:
     confined = network_note("bubblewrap", confined=True)
     assert "bubblewrap sandbox with the network open" in confined
     assert "not known" in confined and "no history" in confined
-    assert "unconfined" in network_note("none", confined=False)
+    unconfined = network_note("none", confined=False)
+    assert "ran unconfined" in unconfined and "builds ran on this machine" in unconfined
+    assert "builds ran on this machine" not in confined
 
 
 def test_the_prompt_of_an_environment_task() -> None:
