@@ -13,10 +13,10 @@ from pathlib import Path
 
 from bugbout_tui.core.models import Task
 from bugbout_tui.engine.lite import (
-    LITE_INDEX,
     IndexUse,
     LiteIndex,
     LiteRepository,
+    lite_index_label,
     lite_repository,
 )
 from bugbout_tui.engine.project import Project
@@ -51,10 +51,11 @@ class EnvSources:
 
     def index_labels(self, task: Task) -> tuple[str, str]:
         """How a repair's conditions name `task`'s index and its JSON API, without
-        starting anything: the addresses, or `LITE_INDEX` for the Lite index (which gets
+        starting anything: the addresses, or the Lite set's digest for the Lite index (which gets
         a new port every run)."""
         if is_lite(task):
-            return LITE_INDEX, LITE_INDEX
+            label = lite_index_label()
+            return label, label
         env = self.project.config.env
         return env.index, env.advisories
 

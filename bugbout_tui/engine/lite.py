@@ -5,27 +5,58 @@ The Lite projects (`demo.lite`) are small repositories whose environments fail f
 known reason each, against a universe of packages that exists only in the local index
 built from them: a yanked release, a typo's twin, an sdist with no wheel. So a Lite task
 always installs from that index, whatever `[env] index` says, and its results are kept
-under the index's version rather than its address (a new port every run).
+under the set's digest rather than the index's address (a new port every run): a Lite
+set changed in any file (a project, a package of the universe, the code that builds
+them) is a new repository, a new mining and new controls.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import hashlib
 import json
 import shutil
 import tempfile
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
-from bugbout_tui import __version__
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.models import Task
 from bugbout_tui.core.paths import bugbout_home
 from bugbout_tui.infra.package_index import PackageIndex
 
-LITE_INDEX = f"lite index of bugbout {__version__}"
-"""How a Lite task's conditions name the index: the universe is bugbout's own, so it
-changes with bugbout's version and with nothing else."""
+
+def lite_digest() -> str:
+    """A digest of the Lite set as this bugbout ships it: every file of its data and the
+    module that builds its repository and universe. Read once per process."""
+    return _digest()
+
+
+@functools.cache
+def _digest() -> str:
+    digest = hashlib.sha256()
+    demo = resources.files("bugbout_tui.demo")
+    stack = [demo / "lite"]
+    files: list[tuple[str, bytes]] = [("lite.py", (demo / "lite.py").read_bytes())]
+    while stack:
+        folder = stack.pop()
+        for entry in folder.iterdir():
+            if entry.is_dir():
+                stack.append(entry)
+            elif entry.is_file() and not entry.name.endswith((".pyc", ".pyo")):
+                files.append((str(entry), entry.read_bytes()))
+    for name, data in sorted(files):
+        digest.update(name.split("bugbout_tui/demo/", 1)[-1].encode() + b"\0" + data + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def lite_index_label() -> str:
+    """How a Lite task's conditions name its index: by the set it serves."""
+    return f"the Lite index of set {lite_digest()}"
+
+
 _COMMITS = "commits.json"
 
 
@@ -49,7 +80,7 @@ def lite_repository(home: Path | None = None) -> LiteRepository:
     leaves no half repository that a later bout would take for whole; two processes
     writing it at once both succeed, and one copy stays.
     """
-    root = (home or bugbout_home()) / "lite" / f"repository-{__version__}"
+    root = (home or bugbout_home()) / "lite" / f"repository-{lite_digest()}"
     found = _read(root)
     if found is not None:
         return found

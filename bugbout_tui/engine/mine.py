@@ -14,14 +14,13 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from bugbout_tui import __version__
 from bugbout_tui.core.config import ProjectConfig
 from bugbout_tui.core.config_errors import ConfigError, ConfigProblem, key_lines, line_of
 from bugbout_tui.core.models import TaskSet
 from bugbout_tui.core.paths import bugbout_home
 from bugbout_tui.engine.env_sources import is_lite
 from bugbout_tui.engine.environments import available_pythons
-from bugbout_tui.engine.lite import lite_repository
+from bugbout_tui.engine.lite import lite_digest, lite_repository
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.detect import github_from_remote
 from bugbout_tui.infra.git import (
@@ -66,7 +65,7 @@ def mining_fingerprint(project: Project, github: str | None) -> str:
         "issues_file": str(cfg.project.issues_file) if cfg.project.issues_file else None,
         "issues_file_digest": _file_digest(issues_file),
         "kinds": sorted(cfg.tasks.kinds),
-        "lite": __version__ if cfg.env.lite else None,
+        "lite": lite_digest() if cfg.env.lite else None,
     }
     if "env" in cfg.tasks.kinds:  # an environment task's command and Python follow from them
         settings["env_run"] = {"pytest_args": cfg.project.pytest_args, "python": cfg.project.python}

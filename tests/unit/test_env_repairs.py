@@ -3,6 +3,7 @@ an agent is shown of the failure, what a repair is before anything is installed.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -11,6 +12,7 @@ from bugbout_tui.core.env_models import EnvInstall, EnvTrace, Repair, RepairStat
 from bugbout_tui.core.events import AttemptStatus, EnvRunFinished, EnvRunStarted
 from bugbout_tui.core.models import Attempt
 from bugbout_tui.core.patch import FileChange, Patch
+from bugbout_tui.engine.lite import lite_digest, lite_index_label
 from bugbout_tui.engine.state import BoutState
 from bugbout_tui.rules.env_repairs import (
     BASE_PASSES,
@@ -170,3 +172,9 @@ def test_environment_runs_on_the_board() -> None:
 
     assert state.env_runs_running == {"t/codex": "codex"}
     assert state.env_runs == {"t/base": "install-failed"}
+
+
+def test_the_lite_set_is_named_by_its_content() -> None:
+    digest = lite_digest()
+    assert re.fullmatch(r"[0-9a-f]{16}", digest) and lite_digest() == digest
+    assert digest in lite_index_label()
