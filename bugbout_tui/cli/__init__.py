@@ -7,12 +7,20 @@ import sys
 from collections.abc import Sequence
 
 from bugbout_tui import __version__
-from bugbout_tui.cli import demo_cmd, doctor_cmd, init_cmd, report_cmd, run_cmd, tasks_cmd
+from bugbout_tui.cli import (
+    demo_cmd,
+    doctor_cmd,
+    env_lite_cmd,
+    init_cmd,
+    report_cmd,
+    run_cmd,
+    tasks_cmd,
+)
 from bugbout_tui.cli.output import print_error
 from bugbout_tui.cli.stopping import Terminated
 from bugbout_tui.core.errors import BugboutError
 
-COMMANDS = (init_cmd, doctor_cmd, tasks_cmd, run_cmd, report_cmd, demo_cmd)
+COMMANDS = (init_cmd, doctor_cmd, tasks_cmd, run_cmd, report_cmd, demo_cmd, env_lite_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -24,6 +24,7 @@ from bugbout_tui.core.events import (
     AttemptStarted,
     BaseEvent,
     BoutDecided,
+    EnvRunFinished,
     ErrorRaised,
     QuotaParked,
     QuotaResumed,
@@ -120,6 +121,11 @@ def _plain_line(event: BaseEvent, state: BoutState) -> str | None:
             if event.error is None and event.uncollected:
                 outcome += f", {look.plural(event.uncollected, 'module')} not collected"
             return f"[tests] {event.task} on {event.label}: {outcome}"
+        case EnvRunFinished():
+            detail = f": {event.detail}" if event.detail else ""
+            took = look.clock(event.seconds)
+            files = f"{event.task} with {event.label}'s files"
+            return f"[env] {files}: {event.status} after {took}{detail}"
         case ErrorRaised():
             return f"error: {event.message}"
     return None
@@ -169,6 +175,15 @@ def render_state(state: BoutState, elapsed: float) -> RenderableType:
         parts.append(
             Text(
                 inert_line(f"tests running: {', '.join(sorted(state.test_runs_running))}"),
+                style="dim",
+                overflow="ellipsis",
+                no_wrap=True,
+            )
+        )
+    if state.env_runs_running:
+        parts.append(
+            Text(
+                inert_line(f"installing: {', '.join(sorted(state.env_runs_running))}"),
                 style="dim",
                 overflow="ellipsis",
                 no_wrap=True,

@@ -23,6 +23,7 @@ from rich.text import Text
 from bugbout_tui.cli.output import stderr, stdout
 from bugbout_tui.core import look
 from bugbout_tui.core.config import Config
+from bugbout_tui.core.env_models import Repair, RepairSet
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.models import (
     Ledger,
@@ -36,6 +37,8 @@ from bugbout_tui.core.models import (
     TaskSet,
 )
 from bugbout_tui.core.text import inert, inert_line
+from bugbout_tui.engine.env_runs import base_paths
+from bugbout_tui.engine.env_sources import EnvSources, is_env
 from bugbout_tui.engine.environments import Environments
 from bugbout_tui.engine.ground_truth import log_names
 from bugbout_tui.engine.mine import mine_tasks
@@ -45,7 +48,13 @@ from bugbout_tui.engine.testing import tests_dir_at
 from bugbout_tui.infra.git import open_repository
 from bugbout_tui.infra.trees import pristine_tree
 from bugbout_tui.report.fitting import Column, FittedTable, PathText
-from bugbout_tui.rules.prompts import Role, render_prompt
+from bugbout_tui.rules.env_repairs import (
+    CONTROLS,
+    control_problem,
+    failing_log,
+    failure_tail,
+)
+from bugbout_tui.rules.prompts import Role, render_env_prompt, render_prompt
 from bugbout_tui.rules.score import unreliable_grader
 from bugbout_tui.rules.task_facts import (
     control_words,
@@ -117,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
     for line in retry_lines(taskset):
         stderr.print(Text(line, style="yellow"), soft_wrap=True)
     oracles = project.store.read(project.store.oracles_path, OracleSet) or OracleSet()
+    repairs = project.store.read(project.store.repairs_path, RepairSet) or RepairSet()
     if args.show_prompt:
         if not args.task:
             raise UsageError("--show-prompt needs a task id: bugbout tasks ID --show-prompt")
@@ -129,7 +139,10 @@ def run(args: argparse.Namespace) -> int:
         control = None if scores is None else scores.controls.get(task.id)
         ledger = project.store.read(project.store.ledger_path, Ledger)
         flaky = {} if ledger is None else ledger.quarantined(task.id)
-        shown = task_json(task, oracle, store=project.store.root, control=control)
+        controls = repairs.controls.get(task.id)
+        shown = task_json(
+            task, oracle, store=project.store.root, control=control, controls=controls
+        )
         shown["quarantined"] = quarantined_json(flaky)
         if args.json:
             print(json.dumps(shown, indent=2))
@@ -141,13 +154,16 @@ def run(args: argparse.Namespace) -> int:
                 store=project.store.root,
                 control=control,
                 quarantined=flaky,
+                controls=controls,
+                failure=base_failure(project, task, controls),
             )
             stdout.print(panel)
         return 0
     if args.json:
-        print(json.dumps(taskset_json(taskset, oracles, store=project.store.root), indent=2))
+        shown = taskset_json(taskset, oracles, store=project.store.root, repairs=repairs)
+        print(json.dumps(shown, indent=2))
     else:
-        stdout.print(tasks_table(taskset, project.config, oracles))
+        stdout.print(tasks_table(taskset, project.config, oracles, repairs))
         stdout.print(funnel_table(taskset))
         decided = decided_table(taskset)
         if decided is not None:
@@ -174,6 +190,8 @@ def retry_lines(taskset: TaskSet) -> list[str]:
 
 async def prompt_for(project: Project, task: Task, role: Role) -> str:
     """The prompt exactly as an attempt at `task` would get it."""
+    if is_env(task):
+        return await env_prompt_for(project, task)
     if not task.statement:
         raise UsageError(
             f"{task.id} has no issue text ({task.statement_missing}), so it is never raced."
@@ -191,6 +209,41 @@ async def prompt_for(project: Project, task: Task, role: Role) -> str:
     )
 
 
+async def env_prompt_for(project: Project, task: Task) -> str:
+    """An environment task's prompt, as a contestant would get it: it needs the base
+    control's failing output, so ground truth must have made it."""
+    assert task.env is not None
+    store = project.store
+    repairs = store.read(store.repairs_path, RepairSet) or RepairSet()
+    base = repairs.controls.get(task.id, {}).get(CONTROLS[0])
+    log = failing_log(base) if base is not None else None
+    if log is None:
+        raise UsageError(
+            f"{task.id} has no ground truth yet, and its prompt holds the failing output "
+            "the ground truth records.",
+            hint="`bugbout run --until ground-truth` makes it.",
+        )
+    cfg = project.config.project
+    repo = open_repository(cfg.repository, project.dir)
+    text = (store.root / log).read_text(encoding="utf-8", errors="replace")
+    failure = failure_tail(text, paths=base_paths(repo, task))
+    sources = EnvSources(project, repo)
+    try:
+        python = await Environments(repo, cfg).interpreter(task.env.python)
+        index = await sources.index_for(task)
+    finally:
+        sources.close()
+    return render_env_prompt(
+        statement=task.statement,
+        failure=failure,
+        command=task.env.command,
+        python=task.env.python,
+        interpreter=str(python),
+        index=index.simple,
+        date=task.env.date,
+    )
+
+
 def _find(taskset: TaskSet, task_id: str) -> Task:
     for task in taskset.tasks:
         if task.id == task_id:
@@ -200,11 +253,18 @@ def _find(taskset: TaskSet, task_id: str) -> Task:
 
 
 def task_json(
-    task: Task, oracle: Oracle | None = None, *, store: Path, control: Resolution | None = None
+    task: Task,
+    oracle: Oracle | None = None,
+    *,
+    store: Path,
+    control: Resolution | None = None,
+    controls: Mapping[str, Repair] | None = None,
 ) -> dict[str, Any]:
     """The documented shape; `oracle` is added once ground truth has been stored, with
     its `logs` folder as a path under `store` (the store's root), and `control` (the
-    gold control) once scoring has made it."""
+    gold control) once scoring has made it. An environment task has its `env` spec, and
+    once ground truth has made them its `controls` (logs as paths under `store`) and
+    whether they make it `scored`."""
     shown: dict[str, Any] = {
         "id": task.id,
         "kind": task.kind,
@@ -225,6 +285,13 @@ def task_json(
     }
     if task.env is not None:
         shown["env"] = task.env.model_dump(mode="json")
+    if is_env(task) and controls:
+        shown["controls"] = {
+            name: _control_json(repair, store) for name, repair in controls.items()
+        }
+        problem = control_problem(controls)
+        shown["scored"] = problem is None
+        shown["reason"] = problem
     if oracle is not None:
         shown["oracle"] = oracle.model_dump(mode="json")
         shown["oracle"]["logs"] = _logs(oracle, store)
@@ -239,16 +306,31 @@ def task_json(
     return shown
 
 
+def _control_json(repair: Repair, store: Path) -> dict[str, Any]:
+    """One control of an environment task, its logs as paths a person can open."""
+    shown = repair.model_dump(mode="json")
+    for step in ("install", "trace"):
+        if shown.get(step) and shown[step].get("log"):
+            shown[step]["log"] = str(store / shown[step]["log"])
+    return shown
+
+
 def _logs(oracle: Oracle, store: Path) -> str | None:
     """Where an oracle's pytest logs are, as a path a person can open."""
     return str(store / oracle.logs) if oracle.logs is not None else None
 
 
-def taskset_json(taskset: TaskSet, oracles: OracleSet, *, store: Path) -> dict[str, Any]:
+def taskset_json(
+    taskset: TaskSet, oracles: OracleSet, *, store: Path, repairs: RepairSet | None = None
+) -> dict[str, Any]:
+    controls = repairs.controls if repairs is not None else {}
     return {
         "examined": taskset.examined,
         "tasks": [
-            task_json(task, oracles.oracles.get(task.id), store=store) for task in taskset.tasks
+            task_json(
+                task, oracles.oracles.get(task.id), store=store, controls=controls.get(task.id)
+            )
+            for task in taskset.tasks
         ],
         "excluded": [
             {
@@ -284,7 +366,21 @@ def oracle_text(oracle: Oracle | None) -> Text:
     return Text(shown, style="green")
 
 
-def tasks_table(taskset: TaskSet, config: Config, oracles: OracleSet) -> FittedTable:
+def controls_text(controls: Mapping[str, Repair] | None) -> Text:
+    """An environment task's ground truth: how its two controls ended, or why they
+    keep it from being scored."""
+    if not controls:
+        return Text("not run", style="dim")
+    problem = control_problem(controls)
+    if problem is not None:
+        return Text(inert_line(f"not scored: {problem}"), style="yellow")
+    said = ", ".join(f"{name} {controls[name].status}" for name in CONTROLS)
+    return Text(said, style="green")
+
+
+def tasks_table(
+    taskset: TaskSet, config: Config, oracles: OracleSet, repairs: RepairSet | None = None
+) -> FittedTable:
     """One row per task. Narrower than it wants, it wraps the title, the issue text and
     the ground truth, then leaves out the issue number (the id carries it), the tests
     added, the files and the fix commit, in that order. A task set that holds
@@ -304,7 +400,9 @@ def tasks_table(taskset: TaskSet, config: Config, oracles: OracleSet) -> FittedT
         title=Text(f"{len(taskset.tasks)} tasks from {taskset.examined} changes examined"),
         caption=_caption(taskset),
     )
+    controls = repairs.controls if repairs is not None else {}
     for task in taskset.tasks:
+        env = task.env if is_env(task) else None
         files = f"{len(task.source_files)} src, {len(task.test_files)} test"
         if task.env is not None:
             files = look.plural(len(task.env.env_files), "env file")
@@ -317,7 +415,9 @@ def tasks_table(taskset: TaskSet, config: Config, oracles: OracleSet) -> FittedT
             Text(files),
             Text(str(len(task.added_tests)) if task.kind == "bug" else "–"),
             statement_text(task),
-            oracle_text(oracles.oracles.get(task.id)),
+            oracle_text(oracles.oracles.get(task.id))
+            if env is None
+            else controls_text(controls.get(task.id)),
             status_of(task, config),
         )
     return table
@@ -337,7 +437,7 @@ def statement_text(task: Task) -> Text:
         return Text(f"{task.statement_source.describe()}{cut}", style="green")
     if task.statement:
         return Text("ok", style="green")
-    if task.kind == "env":
+    if is_env(task):
         return Text("failing log only", style="dim")
     return Text("missing", style="yellow")
 
@@ -346,7 +446,7 @@ def _caption(taskset: TaskSet) -> Group:
     """Where the issue text came from, and why each task without it has none."""
     missing: dict[str, list[str]] = {}
     for task in taskset.tasks:
-        if not task.statement and task.kind == "bug":
+        if not task.statement and not is_env(task):
             missing.setdefault(task.statement_missing or "unknown", []).append(task.id)
     lines = [PathText(Text(inert_line(f"issue text from {taskset.issue_source}"), "dim"))]
     for why, ids in missing.items():
@@ -404,6 +504,8 @@ def task_panel(
     store: Path,
     control: Resolution | None = None,
     quarantined: Mapping[str, Mapping[str, OutcomeTally]] | None = None,
+    controls: Mapping[str, Repair] | None = None,
+    failure: Text | None = None,
 ) -> Panel:
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")
@@ -426,8 +528,13 @@ def task_panel(
         facts.add_row(Text("tests added"), Text(inert_line(", ".join(task.added_tests))))
     for label, words in env_task_rows(task):
         facts.add_row(Text(label), Text(inert(words)))
+    if is_env(task):
+        _control_rows(facts, controls, store)
     facts.add_row(Text("status"), status_of(task, config))
-    facts.add_row(Text("ground truth"), oracle_text(oracle))
+    if is_env(task):
+        facts.add_row(Text("ground truth"), controls_text(controls))
+    else:
+        facts.add_row(Text("ground truth"), oracle_text(oracle))
     if oracle is not None and (logs := _logs(oracle, store)) is not None:
         facts.add_row(
             Text("test logs"),
@@ -449,19 +556,52 @@ def task_panel(
     if quarantined:
         lines = quarantined_lines(quarantined)
         facts.add_row(Text("quarantined"), Text("\n".join(map(inert_line, lines)), "yellow"))
-    statement = (
-        Text(inert(task.statement))
-        if task.statement
-        else Text(
-            inert(f"No issue text: {task.statement_missing}"),
-            style="dim" if task.kind == "env" else "yellow",
-        )
-    )
-    body = Group(
-        facts, Text(""), Text("What the agents are told", style="bold underline"), statement
-    )
+    if task.statement:
+        statement = Text(inert(task.statement))
+    elif is_env(task):
+        statement = Text("No issue text: the base's failing output and the command.")
+    else:
+        statement = Text(inert(f"No issue text: {task.statement_missing}"), style="yellow")
+    parts: list[Text | Table] = [
+        facts,
+        Text(""),
+        Text("What the agents are told", style="bold underline"),
+        statement,
+    ]
+    if failure is not None:
+        parts += [Text(""), Text("The failing output they are given", style="bold"), failure]
+    body = Group(*parts)
     # The title goes inside, where it wraps: a panel's own title is cut to one line.
     return Panel(body, title=Text(inert_line(task.id)), title_align="left")
+
+
+def base_failure(
+    project: Project, task: Task, controls: Mapping[str, Repair] | None
+) -> Text | None:
+    """The tail of an environment task's base control's failing output, as the agents
+    get it; None for a bug, or before ground truth."""
+    base = (controls or {}).get(CONTROLS[0])
+    log = failing_log(base) if base is not None and is_env(task) else None
+    if log is None:
+        return None
+    path = project.store.root / log
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return Text(f"(its log {path} cannot be read)", style="yellow")
+    repo = open_repository(project.config.project.repository, project.dir)
+    return Text(inert(failure_tail(text, paths=base_paths(repo, task))), style="dim")
+
+
+def _control_rows(facts: Table, controls: Mapping[str, Repair] | None, store: Path) -> None:
+    """How each control of an environment task ended, and where its logs are."""
+    for name, repair in (controls or {}).items():
+        logs = [step.log for step in (repair.install, repair.trace) if step and step.log]
+        words = repair.status + (f": {repair.detail}" if repair.detail else "")
+        facts.add_row(Text(f"{name} control"), Text(inert_line(words)))
+        if logs:
+            shown = ", ".join(str(store / log) for log in logs)
+            facts.add_row(Text(f"{name} logs"), Text(inert_line(shown)))
 
 
 def control_text(control: Resolution) -> Text:

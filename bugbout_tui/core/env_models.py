@@ -153,7 +153,7 @@ class AuditFinding(BaseModel):
 
 
 class Newest(BaseModel):
-    """"Newest is not the same as safe": one pinned package against the index."""
+    """ "Newest is not the same as safe": one pinned package against the index."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -195,6 +195,29 @@ class EnvTrace(EnvStep):
     (the standard library and the interpreter's own files left out)."""
 
 
+class EnvConditions(BaseModel):
+    """What a stored repair's install and traced run depended on: the same files under
+    other conditions may install otherwise, so a repair (or a control) made under other
+    conditions than the current ones is made again, and one made under the same is not."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    files: str
+    """A digest of what was installed: the commit of a control, the environment files'
+    change of an attempt (an attempt run again leaves another change)."""
+    index: str
+    """The index installed from, or `lite` with the version for the built-in Lite index
+    (served on a port that differs from run to run)."""
+    advisories: str
+    python: str
+    date: datetime
+    command: list[str]
+    sandbox: str
+    """The sandbox backend the traced run ran in."""
+    timeout: int
+    """Seconds each of the install and the traced run may take."""
+
+
 class Repair(BaseModel):
     """One repair scored: an agent's attempt, the known repair (`GOLD`), or the base."""
 
@@ -225,6 +248,9 @@ class Repair(BaseModel):
     """Changed lines in the environment files: the judge's last tie-break."""
     network: str | None = None
     """What bugbout could and could not log of the agent's network use."""
+    conditions: EnvConditions | None = None
+    """What its install and run were made under; None when nothing ran (a rejected
+    repair, no repair)."""
 
     @property
     def resolved(self) -> bool:

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from bugbout_tui.core.env_models import RepairStatus
 from bugbout_tui.core.estimate import Estimate
 
 Stage = Literal["mine", "ground-truth", "race", "examine", "judge", "score", "report"]
@@ -167,6 +168,26 @@ class TestRunFinished(BaseEvent):
     failed tests, since which tests they hold is unknown."""
 
 
+class EnvRunStarted(BaseEvent):
+    """An environment task's files are installed clean and its command traced: one of its
+    controls in ground truth, or an attempt's repair."""
+
+    type: Literal["env-run-started"] = "env-run-started"
+    task: str
+    label: str
+    """Whose files: `base`, `gold`, or the contestant whose repair it is."""
+
+
+class EnvRunFinished(BaseEvent):
+    type: Literal["env-run-finished"] = "env-run-finished"
+    task: str
+    label: str
+    status: RepairStatus
+    seconds: float
+    detail: str | None = None
+    """Why it did not resolve, in a line."""
+
+
 class ErrorRaised(BaseEvent):
     type: Literal["error"] = "error"
     message: str
@@ -189,6 +210,8 @@ Event = Annotated[
     | QuotaResumed
     | TestRunStarted
     | TestRunFinished
+    | EnvRunStarted
+    | EnvRunFinished
     | ErrorRaised,
     Field(discriminator="type"),
 ]

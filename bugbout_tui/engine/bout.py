@@ -13,6 +13,7 @@ from pathlib import Path
 from bugbout_tui.agents.base import CodingAgent
 from bugbout_tui.agents.registry import agent_from_config
 from bugbout_tui.core import look
+from bugbout_tui.core.env_models import RepairSet
 from bugbout_tui.core.errors import BugboutError, UsageError
 from bugbout_tui.core.estimate import Estimate
 from bugbout_tui.core.events import (
@@ -30,6 +31,8 @@ from bugbout_tui.core.trials import agent_of
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.context import StageContext
 from bugbout_tui.engine.decided import DecisionWatch
+from bugbout_tui.engine.env_controls import EnvControls
+from bugbout_tui.engine.env_sources import EnvSources, is_env
 from bugbout_tui.engine.environments import Environments
 from bugbout_tui.engine.estimate import estimate_race
 from bugbout_tui.engine.examine import CrossExamination
@@ -38,6 +41,7 @@ from bugbout_tui.engine.judge import judge_matrices
 from bugbout_tui.engine.mine import mine_tasks
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import Entrant, Race, pending_attempts
+from bugbout_tui.engine.repairs import RepairScoring
 from bugbout_tui.engine.report import load_report, write_report
 from bugbout_tui.engine.scheduler import SYSTEM_CLOCK, Clock
 from bugbout_tui.engine.score import Scoring
@@ -45,6 +49,8 @@ from bugbout_tui.infra.git import open_repository
 from bugbout_tui.infra.sandbox import Sandbox, select_sandbox
 from bugbout_tui.report import Report
 from bugbout_tui.rules.cost import costing_for
+from bugbout_tui.rules.env_judge import EnvVerdict, choose_repair
+from bugbout_tui.rules.env_repairs import control_problem
 from bugbout_tui.rules.judge import VerdictSet
 from bugbout_tui.rules.sequential import first_trials
 
@@ -82,12 +88,16 @@ class Bout:
         self.matrices: dict[str, Matrix] = {}
         self.verdicts: VerdictSet | None = None
         self.resolutions: ResolutionSet | None = None
+        self.repairs: RepairSet | None = None
+        """Environment tasks' controls (from ground truth) and scored repairs."""
+        self.env_verdicts: dict[str, EnvVerdict] = {}
         self.report: Report | None = None
         self._entrants: list[Entrant] | None = None
         self._repo: Path | None = None
         self._environments: Environments | None = None
         self._sandbox: Sandbox | None = sandbox
         self._context: StageContext | None = None
+        self._sources: EnvSources | None = None
         self._running_race: Race | None = None
 
     @classmethod
@@ -144,6 +154,8 @@ class Bout:
             else:
                 self.bus.emit(BoutFinished(outcome="done"))
             finally:
+                if self._sources is not None:
+                    self._sources.close()
                 self.bus.close()
         return self.report
 
@@ -157,8 +169,12 @@ class Bout:
         self.taskset = await asyncio.to_thread(mine_tasks, self.project)
 
     async def _ground_truth(self) -> None:
-        truth = GroundTruth(await self.context())
-        self.oracles = await truth.run(self.raceable_tasks())
+        """Bugs get their oracles from the maintainers' tests; environment tasks their
+        controls (the files as written, and the known repair), in that order."""
+        context = await self.context()
+        raceable = self.raceable_tasks()
+        self.oracles = await GroundTruth(context).run([t for t in raceable if not is_env(t)])
+        self.repairs = await EnvControls(context).run([t for t in raceable if is_env(t)])
 
     async def _race(self) -> None:
         context = await self.context()
@@ -181,21 +197,37 @@ class Bout:
         if not run.stop_when_decided or len(names) < 2:
             return None
         assert self.oracles is not None
-        return DecisionWatch(context, self.scored_tasks(), self.oracles, names, run.decided_at)
+        bugs = [t for t in self.scored_tasks() if not is_env(t)]
+        return DecisionWatch(context, bugs, self.oracles, names, run.decided_at)
 
     async def _examine(self) -> None:
+        """Bugs are cross-examined; environment tasks, which have no tests to examine,
+        get their repairs scored here instead, so the judge finds them stored."""
         context = await self.context()
         vendors = {e.agent.name: e.agent.vendor or "unknown" for e in self.entrants()}
         examination = CrossExamination(context, vendors=vendors)
-        self.matrices = await examination.run(self.scored_tasks(), self.attempts)
+        scored = self.scored_tasks()
+        self.matrices = await examination.run([t for t in scored if not is_env(t)], self.attempts)
+        self.repairs = await RepairScoring(context).run(
+            [t for t in scored if is_env(t)], self.attempts
+        )
 
     async def _judge(self) -> None:
+        """Bugs' verdicts are stored; environment tasks' are judged from their stored
+        repairs here for the summary, and again by every report, which shows them."""
         self.verdicts = judge_matrices(self.project, self.matrices)
+        repairs = self.repairs.repairs if self.repairs is not None else {}
+        self.env_verdicts = {
+            task.id: choose_repair(task.id, repairs.get(task.id, {}))
+            for task in self.scored_tasks()
+            if is_env(task)
+        }
 
     async def _score(self) -> None:
         assert self.oracles is not None
         scoring = Scoring(await self.context())
-        self.resolutions = await scoring.run(self.scored_tasks(), self.oracles, self.attempts)
+        bugs = [t for t in self.scored_tasks() if not is_env(t)]
+        self.resolutions = await scoring.run(bugs, self.oracles, self.attempts)
 
     async def _report(self) -> None:
         # The same computation as `bugbout report`: from the store, with the person's
@@ -229,8 +261,9 @@ class Bout:
             )
             return self._estimate([], [], notes)
         oracles = store.read(store.oracles_path, OracleSet) or OracleSet()
+        self.repairs = store.read(store.repairs_path, RepairSet) or RepairSet()
         raceable = self.raceable_tasks()
-        unknown = [t for t in raceable if t.id not in oracles.oracles]
+        unknown = [t for t in raceable if not self._has_ground_truth(t, oracles)]
         self.oracles = oracles
         tasks = [t for t in raceable if t in unknown or t in self.scored_tasks()]
         if unknown:
@@ -273,10 +306,26 @@ class Bout:
         return [t for t in self.taskset.tasks if self.project.config.tasks.is_raceable(t.id)]
 
     def scored_tasks(self) -> list[Task]:
-        """Raceable tasks whose ground truth can score a patch."""
+        """Raceable tasks whose ground truth can score a patch (a bug's oracle) or a
+        repair (an environment task's controls)."""
         assert self.oracles is not None
         oracles = self.oracles.oracles
-        return [t for t in self.raceable_tasks() if t.id in oracles and oracles[t.id].scored]
+        controls = self.repairs.controls if self.repairs is not None else {}
+        return [
+            t
+            for t in self.raceable_tasks()
+            if (
+                control_problem(controls.get(t.id)) is None
+                if is_env(t)
+                else t.id in oracles and oracles[t.id].scored
+            )
+        ]
+
+    def _has_ground_truth(self, task: Task, oracles: OracleSet) -> bool:
+        if is_env(task):
+            controls = self.repairs.controls if self.repairs is not None else {}
+            return task.id in controls
+        return task.id in oracles.oracles
 
     def entrants(self) -> list[Entrant]:
         """The contestants and examiners, from the config unless given as objects."""
@@ -324,10 +373,21 @@ class Bout:
             environments = Environments(
                 self.repo(), self.project.config.project, retry_failed=self.retry_failed
             )
-            if not environments.dated:
+            if not environments.dated and self._has_bugs():
                 await environments.shared()
             self._environments = environments
         return self._environments
+
+    def _has_bugs(self) -> bool:
+        """Whether any task may need the project's test environment: environment tasks
+        install their own. Before mining, that is not known, so it may."""
+        return self.taskset is None or any(not is_env(t) for t in self.taskset.tasks)
+
+    def sources(self) -> EnvSources:
+        """Where environment tasks' commits and packages come from, for this bout."""
+        if self._sources is None:
+            self._sources = EnvSources(self.project, self.repo())
+        return self._sources
 
     def sandbox(self) -> Sandbox:
         if self._sandbox is None:
@@ -346,6 +406,7 @@ class Bout:
                 self.sandbox(),
                 self.bus,
                 retry_failed=self.retry_failed,
+                sources=self.sources(),
             )
         return self._context
 
@@ -363,7 +424,13 @@ class Bout:
         if self.oracles is None:
             return _DONE
         scored = sum(1 for o in self.oracles.oracles.values() if o.scored)
-        summary = f"{scored} of {len(self.oracles.oracles)} tasks scored"
+        parts = [f"{scored} of {len(self.oracles.oracles)} tasks scored"]
+        if self.repairs is not None and self.repairs.controls:
+            controls = self.repairs.controls.values()
+            fit = sum(1 for pair in controls if control_problem(pair) is None)
+            env = f"{fit} of {look.plural(len(controls), 'environment task')} scored"
+            parts = [env] if not self.oracles.oracles else [*parts, env]
+        summary = "; ".join(parts)
         environments = self._environments
         if environments is not None and environments.dated and environments.built.keys:
             built = environments.built
@@ -381,7 +448,12 @@ class Bout:
 
     def _examine_summary(self) -> str:
         runs = sum(len(m.trees) for m in self.matrices.values())
-        return f"{len(self.matrices)} matrices, {runs} trees"
+        summary = f"{len(self.matrices)} matrices, {runs} trees"
+        if self.repairs is not None and self.repairs.repairs:
+            scored = [r for per in self.repairs.repairs.values() for r in per.values()]
+            resolved = sum(1 for r in scored if r.resolved)
+            summary += f"; {resolved} of {look.plural(len(scored), 'repair')} resolved"
+        return summary
 
     def _judge_summary(self) -> str:
         if self.verdicts is None:
@@ -389,13 +461,24 @@ class Bout:
         policy = self.project.config.judge.policy
         judged = [v[policy] for v in self.verdicts.verdicts.values() if v[policy].assessments]
         picks = sum(1 for verdict in judged if verdict.pick is not None)
-        return f"{picks} of {len(judged)} tasks with a patch picked under {policy}"
+        parts = [f"{picks} of {len(judged)} tasks with a patch picked under {policy}"]
+        if self.env_verdicts:
+            chosen = [v for v in self.env_verdicts.values() if v.pick is not None]
+            approved = sum(1 for verdict in chosen if verdict.approved)
+            env = (
+                f"{len(chosen)} of {look.plural(len(self.env_verdicts), 'environment task')} "
+                f"with a repair picked, {approved} approved by the merge gate"
+            )
+            parts = [env] if not judged else [*parts, env]
+        return "; ".join(parts)
 
     def _score_summary(self) -> str:
         if self.resolutions is None:
             return _DONE
         patches = [r for per in self.resolutions.patches.values() for r in per.values()]
         resolved = sum(1 for r in patches if r.status == "resolved")
+        if not patches and self.env_verdicts:
+            return "no bug to score; environment repairs were scored before the judge"
         return f"{resolved} of {len(patches)} patches resolved"
 
     def _report_summary(self) -> str:

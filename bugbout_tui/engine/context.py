@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout_tui.engine.bus import EventBus
+from bugbout_tui.engine.env_sources import EnvSources
 from bugbout_tui.engine.environments import Environments
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.sandbox import Sandbox
@@ -18,7 +19,8 @@ class StageContext:
     stage runs under the same ones.
 
     `retry_failed` asks the stages that keep failed results (ground truth, the race) to
-    run them again.
+    run them again. `sources` says where environment tasks' commits and packages come
+    from; the bout makes one and stops its Lite index at the end.
     """
 
     project: Project
@@ -27,6 +29,7 @@ class StageContext:
     sandbox: Sandbox
     bus: EventBus
     retry_failed: bool = False
+    sources: EnvSources | None = None
 
 
 class StageRunner:
@@ -39,3 +42,4 @@ class StageRunner:
         self.sandbox = context.sandbox
         self.bus = context.bus
         self.retry_failed = context.retry_failed
+        self.sources = context.sources or EnvSources(context.project, context.repo)

@@ -331,6 +331,28 @@ class Environments:
             )
         return Choice(picked.python, f"Python {picked.python.text} ([project] python)")
 
+    async def interpreter(self, version: str) -> Path:
+        """The newest installed interpreter of `version` (`3.11`): what an environment
+        task's agent is given, since it needs none of the project's test environments.
+
+        Raises:
+            BugboutError: no such interpreter is installed here.
+        """
+        wanted = tuple(int(part) for part in version.split(".") if part.isdigit())
+        found = [
+            p
+            for p in await self._available()
+            if p.path is not None and p.version[: len(wanted)] == wanted
+        ]
+        if not found:
+            raise BugboutError(
+                f"the task runs on Python {version}, and none is installed here",
+                hint=f"`uv python install {version}` installs one.",
+            )
+        best = max(found, key=lambda p: p.version)
+        assert best.path is not None
+        return best.path
+
     async def _available(self) -> list[Python]:
         if self._pythons is None:
             self._pythons = asyncio.ensure_future(available_pythons(self.envs))

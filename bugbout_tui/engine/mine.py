@@ -1,4 +1,9 @@
-"""The mining stage of a bout: history → tasks.json, reused while nothing it read changed."""
+"""The mining stage of a bout: history → tasks.json, reused while nothing it read changed.
+
+With `[env] lite` the built-in Lite tasks join whatever was mined, taken afresh from the
+Lite repository every time, so a Lite repository written again (its home cleared) never
+leaves tasks naming commits it does not hold.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,9 @@ from bugbout_tui.core.config import ProjectConfig
 from bugbout_tui.core.config_errors import ConfigError, ConfigProblem, key_lines, line_of
 from bugbout_tui.core.models import TaskSet
 from bugbout_tui.core.paths import bugbout_home
+from bugbout_tui.engine.env_sources import is_lite
 from bugbout_tui.engine.environments import available_pythons
+from bugbout_tui.engine.lite import lite_digest, lite_repository
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.detect import github_from_remote
 from bugbout_tui.infra.git import (
@@ -58,6 +65,7 @@ def mining_fingerprint(project: Project, github: str | None) -> str:
         "issues_file": str(cfg.project.issues_file) if cfg.project.issues_file else None,
         "issues_file_digest": _file_digest(issues_file),
         "kinds": sorted(cfg.tasks.kinds),
+        "lite": lite_digest() if cfg.env.lite else None,
     }
     if "env" in cfg.tasks.kinds:  # an environment task's command and Python follow from them
         settings["env_run"] = {"pytest_args": cfg.project.pytest_args, "python": cfg.project.python}
@@ -90,7 +98,7 @@ def mine_tasks(
     current = stored is not None and stored.fingerprint == fingerprint
     retried = stored.unread() if stored is not None and current else 0
     if stored is not None and current and not refresh and stored.head == head and not retried:
-        return stored
+        return _with_lite(project, stored)
     mined = mine(
         repo,
         ref=ref,
@@ -114,7 +122,22 @@ def mine_tasks(
     )
     taskset.retried = retried
     store.write(store.tasks_path, taskset)
-    return taskset
+    return _with_lite(project, taskset)
+
+
+def _with_lite(project: Project, taskset: TaskSet) -> TaskSet:
+    """`taskset` with the Lite tasks as the Lite repository now holds them (none without
+    `[env] lite`), stored when that changed it."""
+    lite = lite_repository().tasks() if project.config.env.lite else []
+    # A Lite task's fix mined from the Lite repository itself (`bugbout env-lite`) is
+    # the same task: the Lite one, which knows its defect, stays.
+    fixes = {task.fix_commit for task in lite}
+    mined = [t for t in taskset.tasks if not is_lite(t) and t.fix_commit not in fixes]
+    if [*mined, *lite] == taskset.tasks:
+        return taskset
+    updated = taskset.model_copy(update={"tasks": [*mined, *lite]})
+    project.store.write(project.store.tasks_path, updated)
+    return updated
 
 
 class EnvRuns:

@@ -32,6 +32,7 @@ from bugbout_tui.agents.base import (
 )
 from bugbout_tui.agents.quota import limit_resets
 from bugbout_tui.core.config import ProjectConfig
+from bugbout_tui.core.env_models import EnvSpec, RepairSet
 from bugbout_tui.core.errors import BugboutError, ToolMissingError, UsageError
 from bugbout_tui.core.events import (
     AttemptFinished,
@@ -43,7 +44,7 @@ from bugbout_tui.core.events import (
     QuotaParked,
     QuotaResumed,
 )
-from bugbout_tui.core.models import Attempt, Task, Tokens, attempt_name
+from bugbout_tui.core.models import BASE, Attempt, Task, Tokens, attempt_name
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.core.paths import bugbout_home, known_homes
 from bugbout_tui.core.store import Store
@@ -51,6 +52,8 @@ from bugbout_tui.core.trials import agent_of, trial_number
 from bugbout_tui.engine.budget import BudgetKeeper, Spender
 from bugbout_tui.engine.context import StageContext, StageRunner
 from bugbout_tui.engine.decided import DecisionWatch
+from bugbout_tui.engine.env_runs import base_paths
+from bugbout_tui.engine.env_sources import is_env
 from bugbout_tui.engine.scheduler import (
     SYSTEM_CLOCK,
     Clock,
@@ -69,8 +72,9 @@ from bugbout_tui.infra.sandbox import Confinement, View
 from bugbout_tui.infra.trees import repo_key
 from bugbout_tui.infra.workcopy import WorkingCopy, harvest, prepare_working_copy
 from bugbout_tui.rules.cost import costing_for
+from bugbout_tui.rules.env_repairs import failing_log, failure_tail
 from bugbout_tui.rules.judge import author_identity
-from bugbout_tui.rules.prompts import Role, render_prompt
+from bugbout_tui.rules.prompts import Role, render_env_prompt, render_prompt
 
 SUMMARY_LIMIT = 4000
 RETRYABLE = frozenset({"quota", "crashed", "timeout"})
@@ -136,11 +140,13 @@ def pending_attempts(
 ) -> list[tuple[Task, Entrant]]:
     """The attempts a race over `tasks` would start, in the order it starts them
     (task-major: each lane alternates between its agents). `waits`: lanes wait out
-    their usage windows (`wait-for-quota`)."""
+    their usage windows (`wait-for-quota`). Examiners write tests, and an environment
+    task has none to write: they never take one."""
     return [
         (task, entrant)
         for task in tasks
         for entrant in entrants
+        if entrant.role == "contestant" or not is_env(task)
         if needs_attempt(
             task,
             store.read(attempt_path(store.attempts_dir, task.id, entrant.agent.name), Attempt),
@@ -154,14 +160,15 @@ def needs_attempt(
     task: Task, stored: Attempt | None, *, retry_failed: bool, waits: bool = False
 ) -> bool:
     """Whether to run an attempt. A skipped one (no issue text, or an agent that could
-    not be started) runs once the task has its text, and one stopped by a budget runs
+    not be started) runs once the task has its text (an environment task needs none:
+    its failing log is what the agent is given), and one stopped by a budget runs
     whenever the budget allows: no agent ran, so nothing would run twice. One that met a
     usage limit runs again whenever lanes wait out their windows (`waits`): a run
     stopped while a lane waited carries on where it was."""
     if stored is None or stored.status == "budget":
         return True
     if stored.status == "skipped":
-        return bool(task.statement)
+        return bool(task.statement) or is_env(task)
     if stored.status == "quota" and waits:
         return True
     return retry_failed and stored.status in RETRYABLE
@@ -445,10 +452,10 @@ class Race(StageRunner):
         if over_budget is not None:
             return self._record(_InProgress(task, entrant, attempt_id), "budget", over_budget)
         run = self._begin(task, entrant, attempt_id)
-        if not task.statement:
+        if not task.statement and not is_env(task):
             return self._record(run, "skipped", f"no issue text to give: {task.statement_missing}")
         try:
-            launch = await self._prepare(run, task.statement)
+            launch = await self._prepare(run, task.statement or "")
         except BugboutError as exc:
             return self._not_started(run, exc.message)
         argv = self._argv(run, launch)
@@ -506,11 +513,14 @@ class Race(StageRunner):
     ) -> set[str]:
         """Under `stop-when-decided`, the decision the stored records already make (a
         restart of a decided bout starts no new task either), and the tasks it keeps
-        from starting."""
+        from starting. Environment tasks are no part of the comparison, which is of
+        bugs: they count as begun, so the decision never keeps them from starting."""
         if self.watch is None:
             return set()
         recorded = {t.id: found for t in tasks if (found := self._contestants_of(t)) is not None}
-        self._begun = {t.id for t in tasks if any(self._stored(t, e) for e in self.entrants)}
+        self._begun = {
+            t.id for t in tasks if is_env(t) or any(self._stored(t, e) for e in self.entrants)
+        }
         await self.watch.catch_up(recorded)
         if not self.watch.decided:
             return set()
@@ -523,7 +533,7 @@ class Race(StageRunner):
         """An attempt of `task` is recorded: once every contestant's is, the task is
         scored and every pair tested again; the first time all are decided, say so."""
         watch = self.watch
-        if watch is None or entrant.agent.name not in watch.contestants:
+        if watch is None or entrant.agent.name not in watch.contestants or is_env(task):
             return
         attempts = self._contestants_of(task)
         if attempts is None:
@@ -590,30 +600,25 @@ class Race(StageRunner):
         Raises:
             BugboutError: the copy cannot be made, or the adapter cannot start the agent.
         """
-        cfg = self.project.config.project
         copy = await asyncio.to_thread(
             prepare_working_copy,
-            self.repo,
+            self.sources.repo_for(run.task),
             run.task.base_commit,
             run.workspace / "workdir",
             hidden=self._hidden(run.task),
             scratch=run.workspace / "git",
         )
-        tests_dir = tests_dir_at(copy.path, cfg.tests, run.task.test_files) or cfg.tests
-        environment = await self.environments.for_task(run.task)
-        # The task's test interpreter's paths, shown again where they lie in a hidden
-        # path (a test environment in a bugbout home, a `.venv` inside the project): the
-        # prompt tells the agent to run the tests with it.
-        readable = await asyncio.to_thread(
-            interpreter_paths, environment.python, hidden=self._project_paths
-        )
-        command = test_command(environment, cfg, tests_dir)
-        prompt = render_prompt(
-            run.entrant.prompt_role,
-            statement=statement,
-            test_command=command,
-            tests_dir=tests_dir,
-        )
+        if is_env(run.task):
+            python = await self.environments.interpreter(_env_spec(run.task).python)
+            prompt, command = await self._env_brief(run.task, python)
+        else:
+            environment = await self.environments.for_task(run.task)
+            python = environment.python
+            prompt, command = self._bug_brief(run, copy, environment, statement)
+        # The interpreter's paths, shown again where they lie in a hidden path (a test
+        # environment in a bugbout home, a `.venv` inside the project): the prompt tells
+        # the agent to run the tests with it.
+        readable = await asyncio.to_thread(interpreter_paths, python, hidden=self._project_paths)
         (run.logdir / "prompt.md").write_text(prompt, encoding="utf-8")
         agent = run.entrant.agent
         session = Session(
@@ -631,6 +636,54 @@ class Race(StageRunner):
             view=self._view(run.entrant),
         )
         return _Launch(copy, prompt, session, agent.invocation(session))
+
+    def _bug_brief(
+        self, run: _InProgress, copy: WorkingCopy, environment: Environment, statement: str
+    ) -> tuple[str, str]:
+        """A bug's prompt, and the command that runs the project's tests in the task's
+        test environment."""
+        cfg = self.project.config.project
+        tests_dir = tests_dir_at(copy.path, cfg.tests, run.task.test_files) or cfg.tests
+        command = test_command(environment, cfg, tests_dir)
+        prompt = render_prompt(
+            run.entrant.prompt_role,
+            statement=statement,
+            test_command=command,
+            tests_dir=tests_dir,
+        )
+        return prompt, command
+
+    async def _env_brief(self, task: Task, python: Path) -> tuple[str, str]:
+        """An environment task's prompt, and its command with `python` (the interpreter
+        the task names; the agent gets no test environment, making one is its task)."""
+        spec = _env_spec(task)
+        index = await self.sources.index_for(task)
+        failure = await asyncio.to_thread(self._base_failure, task)
+        prompt = render_env_prompt(
+            statement=task.statement,
+            failure=failure,
+            command=spec.command,
+            python=spec.python,
+            interpreter=str(python),
+            index=index.simple,
+            date=spec.date,
+        )
+        command = shlex.join([str(python) if word == "python" else word for word in spec.command])
+        return prompt, command
+
+    def _base_failure(self, task: Task) -> str:
+        """The tail of what the base control printed where it failed."""
+        store = self.project.store
+        repairs = store.read(store.repairs_path, RepairSet) or RepairSet()
+        base = repairs.controls.get(task.id, {}).get(BASE)
+        log = failing_log(base) if base is not None else None
+        if log is None:
+            return "(no output was kept)"
+        try:
+            text = (store.root / log).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return "(its output could not be read)"
+        return failure_tail(text, paths=base_paths(self.repo, task))
 
     def _argv(self, run: _InProgress, launch: _Launch) -> list[str]:
         """The agent's command line, inside its confinement when it has one."""
@@ -830,6 +883,11 @@ def _ending(
             return "no-change", None
         return "crashed", f"exited with {result.returncode}"
     return "finished", None
+
+
+def _env_spec(task: Task) -> EnvSpec:
+    assert task.env is not None, "an environment task carries its spec"
+    return task.env
 
 
 def _clear_copy(folder: Path) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from bugbout_tui.core.env_models import RepairStatus
 from bugbout_tui.core.estimate import Estimate
 from bugbout_tui.core.events import (
     AttemptFinished,
@@ -23,6 +24,8 @@ from bugbout_tui.core.events import (
     BoutDecided,
     BoutFinished,
     BoutStarted,
+    EnvRunFinished,
+    EnvRunStarted,
     ErrorRaised,
     QuotaParked,
     QuotaResumed,
@@ -98,6 +101,10 @@ class BoutState:
     lanes: dict[str, LaneView] = field(default_factory=dict)
     test_runs_running: dict[str, str] = field(default_factory=dict)
     test_runs_done: int = 0
+    env_runs_running: dict[str, str] = field(default_factory=dict)
+    """Clean installs with their traced runs under way, `<task>/<label>` → label."""
+    env_runs: dict[str, RepairStatus] = field(default_factory=dict)
+    """How each finished one of this run ended, `<task>/<label>` → status."""
     errors: list[str] = field(default_factory=list)
     outcome: str | None = None
     message: str | None = None
@@ -178,6 +185,12 @@ class BoutState:
             case TestRunFinished():
                 self.test_runs_running.pop(f"{event.task}/{event.label}", None)
                 self.test_runs_done += 1
+            case EnvRunStarted():
+                self.env_runs_running[f"{event.task}/{event.label}"] = event.label
+            case EnvRunFinished():
+                key = f"{event.task}/{event.label}"
+                self.env_runs_running.pop(key, None)
+                self.env_runs[key] = event.status
             case StageStarted():
                 self.current = event.stage
                 self.stages[event.stage] = StageView(stage=event.stage, total=event.total)

@@ -34,6 +34,13 @@ from bugbout_tui.report.model import (
 )
 from bugbout_tui.rules.cost import Costing
 from bugbout_tui.rules.env_judge import EnvVerdict, choose_repair, gate_blockers
+from bugbout_tui.rules.env_repairs import (
+    BASE_PASSES,
+    CONTROL_REASONS,
+    GOLD_FAILS,
+    NO_CONTROLS,
+    control_problem,
+)
 
 __all__ = [
     "BASE_PASSES",
@@ -44,24 +51,7 @@ __all__ = [
     "control_problem",
 ]
 
-NO_CONTROLS = "its controls are not recorded yet"
-BASE_PASSES = "controls failed: the files as written already install and run"
-GOLD_FAILS = "controls failed: the known repair does not install and run here"
 NOT_SCORED_YET = "its repairs are not scored yet"
-
-
-def control_problem(controls: Mapping[str, Repair] | None) -> str | None:
-    """Why a task's controls do not let it be scored; None when the base fails and the
-    known repair installs and runs, as they must."""
-    controls = controls or {}
-    base, gold = controls.get(BASE), controls.get(GOLD)
-    if base is None or gold is None or "not-run" in (base.status, gold.status):
-        return NO_CONTROLS
-    if base.resolved:
-        return BASE_PASSES
-    if not gold.resolved:
-        return GOLD_FAILS
-    return None
 
 
 def build_env_section(
@@ -153,7 +143,7 @@ def _funnel(tasks: Sequence[Task], standings: Mapping[str, str | None]) -> EnvFu
             continue
         if reason in (EXCLUDED_BY_YOU, AWAITING_REVIEW):
             group = set_aside
-        elif reason in (NO_CONTROLS, BASE_PASSES, GOLD_FAILS):
+        elif reason in CONTROL_REASONS:
             group = controls
         else:
             group = not_raced

@@ -6,6 +6,9 @@ Templates live as files so a reader can see exactly what agents are told, and
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Sequence
+from datetime import datetime
 from importlib.resources import files
 from string import Template
 from typing import Literal
@@ -17,11 +20,41 @@ _TEMPLATES: dict[Role, str] = {
     "reproduce": "examiner-reproduce.md",
     "specify": "examiner-specify.md",
 }
+ENV_TEMPLATE = "contestant-env.md"
+"""The contestant's prompt on an environment task; examiners never take those."""
+
+
+def _template(name: str) -> Template:
+    return Template(files("bugbout_tui.prompts").joinpath(name).read_text(encoding="utf-8"))
 
 
 def render_prompt(role: Role, *, statement: str, test_command: str, tests_dir: str) -> str:
     """The prompt for one attempt; the issue text is inserted verbatim."""
-    text = files("bugbout_tui.prompts").joinpath(_TEMPLATES[role]).read_text(encoding="utf-8")
-    return Template(text).substitute(
+    return _template(_TEMPLATES[role]).substitute(
         statement=statement.strip(), test_command=test_command, tests_dir=tests_dir.rstrip("/")
+    )
+
+
+def render_env_prompt(
+    *,
+    statement: str | None,
+    failure: str,
+    command: Sequence[str],
+    python: str,
+    interpreter: str,
+    index: str,
+    date: datetime,
+) -> str:
+    """The prompt for one attempt on an environment task: the issue when there is one,
+    the base's failing output (already cut to its tail), and the command that must
+    succeed, written as a shell would take it."""
+    block = f"\nA user reported:\n\n<issue>\n{statement.strip()}\n</issue>\n" if statement else ""
+    return _template(ENV_TEMPLATE).substitute(
+        statement_block=block,
+        failure=failure.strip() or "(it printed nothing)",
+        command=shlex.join(command),
+        python=python,
+        interpreter=interpreter,
+        index=index,
+        date=date.isoformat(sep=" ", timespec="seconds"),
     )

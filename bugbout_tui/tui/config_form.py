@@ -68,6 +68,8 @@ SECTIONS: dict[str, tuple[FieldSpec, ...]] = {
                   "2"),
         FieldSpec("require-review", "bool", "race only tasks accepted on the Tasks screen",
                   "false"),
+        FieldSpec("kinds", "toml", 'what the history is mined for: ["bug"], ["env"] or both',
+                  '["bug"]'),
     ),
     "run": (
         FieldSpec("sandbox", "choice", "how agents and tests are confined", "auto",
@@ -99,6 +101,13 @@ SECTIONS: dict[str, tuple[FieldSpec, ...]] = {
                   POLICY_CHOICES),
         FieldSpec("run-suite", "bool", "also run the repository's tests on every patch",
                   "true"),
+    ),
+    "env": (
+        FieldSpec("index", "text", "where environment repairs install from (simple API)",
+                  "https://pypi.org/simple"),
+        FieldSpec("advisories", "text", "the index's JSON API, for the dependency audit",
+                  "https://pypi.org/pypi"),
+        FieldSpec("lite", "bool", "race the built-in Lite environment tasks too", "false"),
     ),
 }  # fmt: skip
 

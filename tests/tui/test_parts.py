@@ -14,7 +14,13 @@ from textual.widgets import Tree
 from tuiproject import EVENTS, _matrix_calc_1
 
 from bugbout_tui.core import look
-from bugbout_tui.core.config import JudgeConfig, ProjectConfig, RunConfig, TasksConfig
+from bugbout_tui.core.config import (
+    EnvConfig,
+    JudgeConfig,
+    ProjectConfig,
+    RunConfig,
+    TasksConfig,
+)
 from bugbout_tui.core.events import AttemptOutput, BoutStarted, StageStarted
 from bugbout_tui.core.models import Attempt, Author, Cell, IssueRef, Matrix, Oracle, OracleSet, Task
 from bugbout_tui.core.patch import Patch
@@ -209,7 +215,7 @@ def test_an_oversized_attempt_shows_its_cap_and_what_it_held() -> None:
 
 def test_the_config_form_has_a_field_for_every_key_of_its_sections() -> None:
     sections = {"project": ProjectConfig, "tasks": TasksConfig, "run": RunConfig,
-                "judge": JudgeConfig}  # fmt: skip
+                "judge": JudgeConfig, "env": EnvConfig}  # fmt: skip
     decided_on_the_tasks_screen = {"include", "exclude"}
     for section, model in sections.items():
         keys = {

@@ -92,6 +92,9 @@ def race_summary(state: BoutState) -> Text:
     if state.test_runs_running:
         line.append("   tests running: ", style="dim")
         line.append(inert_line(", ".join(sorted(state.test_runs_running))))
+    if state.env_runs_running:
+        line.append("   installing: ", style="dim")
+        line.append(inert_line(", ".join(sorted(state.env_runs_running))))
     if state.message:
         line.append(f"   {inert_line(state.message)}", style="dim")
     line.no_wrap = True
