@@ -38,6 +38,7 @@ from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.show_commit import show_commit
 from bugbout_tui.rules.score import unreliable_grader
 from bugbout_tui.rules.task_facts import control_words, environment_rows, quarantined_lines
+from bugbout_tui.tui.env_view import env_kind, env_task_view
 from bugbout_tui.tui.screens.base import BoutScreen
 from bugbout_tui.tui.widgets.columns import Column, add_columns, fit_columns
 
@@ -87,7 +88,7 @@ def task_status(task: Task, tasks: TasksConfig, oracles: OracleSet | None) -> Ta
         return TaskStatus("excluded by you", "red")
     if oracle is not None and not oracle.scored:
         return TaskStatus(f"not scored: {oracle.reason or 'no ground truth'}", "yellow")
-    if not task.statement:
+    if not task.statement and task.kind == "bug":
         return TaskStatus(f"not raced: no issue text ({task.statement_missing})", "yellow")
     if decision == "accepted":
         return TaskStatus("accepted by you", "bold green")
@@ -395,13 +396,17 @@ class TasksScreen(BoutScreen):
             return
         records = self.session.records
         oracle = records.oracles.oracles.get(task.id) if records.oracles else None
-        tests.update(
-            tests_view(task, oracle, records.control(task.id), records.quarantined(task.id))
-        )
+        if task.kind == "env":
+            tests.update(env_task_view(task, records.env_controls(task.id)))
+        else:
+            tests.update(
+                tests_view(task, oracle, records.control(task.id), records.quarantined(task.id))
+            )
         if task.id == self._detail_task:
             return
         self._detail_task = task.id
-        issue.update(issue_head(task))
+        head = issue_head(task)
+        issue.update(Group(env_kind(task), head) if task.kind == "env" else head)
         text.update(inert(task.statement or ""))
         note.update(Text(inert(task.statement_note or ""), style="dim"))
         if task.fix_commit in self._fixes:
