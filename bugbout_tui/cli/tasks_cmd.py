@@ -1,4 +1,5 @@
-"""`bugbout tasks`: the bugs the history can replay, and why every other change was left out.
+"""`bugbout tasks`: the bugs (and environment repairs) the history can replay, and why
+every other change was left out.
 
 Titles come from commit messages, issue text from issues, file and test names from the
 repository: all are shown as `Text` made inert, never as markup or as controls. `--json`
@@ -20,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bugbout_tui.cli.output import stderr, stdout
+from bugbout_tui.core import look
 from bugbout_tui.core.config import Config
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.models import (
@@ -45,7 +47,13 @@ from bugbout_tui.infra.trees import pristine_tree
 from bugbout_tui.report.fitting import Column, FittedTable, PathText
 from bugbout_tui.rules.prompts import Role, render_prompt
 from bugbout_tui.rules.score import unreliable_grader
-from bugbout_tui.rules.task_facts import control_words, environment_rows, quarantined_lines
+from bugbout_tui.rules.task_facts import (
+    control_words,
+    env_task_rows,
+    environment_rows,
+    issue_words,
+    quarantined_lines,
+)
 
 REASON_TEXT = {
     Reason.NOT_A_FIX: "the title does not read like a bug fix",
@@ -56,6 +64,11 @@ REASON_TEXT = {
     Reason.NO_SOURCE_CHANGE: "changes no Python file in the package",
     Reason.NO_TEST_ADDED: "adds no test function",
     Reason.NO_PROBLEM_TEXT: "its text describes only the change made",
+    Reason.NOT_ENV_ONLY: "changes files besides the environment files",
+    Reason.ENV_MERGE: "environment files alone, merged from a branch rather than one change",
+    Reason.ENV_REVERT: "environment files alone, undoing an earlier change",
+    Reason.ENV_VERSION_ONLY: "environment files alone, only the project's own version",
+    Reason.ENV_NOT_DEPENDENCIES: "environment files alone, none of what they install",
     Reason.DUPLICATE_ISSUE: "a newer change fixed the same issue",
     Reason.BEFORE_SINCE: "older than [tasks] since",
     Reason.OVER_LIMIT: "beyond [tasks] limit",
@@ -193,6 +206,7 @@ def task_json(
     gold control) once scoring has made it."""
     shown: dict[str, Any] = {
         "id": task.id,
+        "kind": task.kind,
         "issue": task.issue,
         "title": task.title,
         "fix_commit": task.fix_commit,
@@ -208,6 +222,8 @@ def task_json(
         "statement_note": task.statement_note,
         "statement_missing": task.statement_missing,
     }
+    if task.env is not None:
+        shown["env"] = task.env.model_dump(mode="json")
     if oracle is not None:
         shown["oracle"] = oracle.model_dump(mode="json")
         shown["oracle"]["logs"] = _logs(oracle, store)
@@ -270,9 +286,12 @@ def oracle_text(oracle: Oracle | None) -> Text:
 def tasks_table(taskset: TaskSet, config: Config, oracles: OracleSet) -> FittedTable:
     """One row per task. Narrower than it wants, it wraps the title, the issue text and
     the ground truth, then leaves out the issue number (the id carries it), the tests
-    added, the files and the fix commit, in that order."""
+    added, the files and the fix commit, in that order. A task set that holds
+    environment tasks has a column for each task's kind."""
+    kinds = {task.kind for task in taskset.tasks} != {"bug"} and bool(taskset.tasks)
     table = FittedTable(
         Column("id", style="bold"),
+        *([Column("kind")] if kinds else []),
         Column("issue", "right", drop=4),
         Column("title", wrap=True, floor=16),
         Column("fix", style="cyan", drop=1),
@@ -285,13 +304,17 @@ def tasks_table(taskset: TaskSet, config: Config, oracles: OracleSet) -> FittedT
         caption=_caption(taskset),
     )
     for task in taskset.tasks:
+        files = f"{len(task.source_files)} src, {len(task.test_files)} test"
+        if task.env is not None:
+            files = look.plural(len(task.env.env_files), "env file")
         table.add_row(
             Text(inert_line(task.id)),
-            Text(f"#{task.issue}"),
+            *([kind_text(task)] if kinds else []),
+            Text(issue_words(task)),
             Text(inert_line(task.title)),
             Text(task.fix_commit[:9]),
-            Text(f"{len(task.source_files)} src, {len(task.test_files)} test"),
-            Text(str(len(task.added_tests))),
+            Text(files),
+            Text(str(len(task.added_tests)) if task.kind == "bug" else "–"),
             statement_text(task),
             oracle_text(oracles.oracles.get(task.id)),
             status_of(task, config),
@@ -299,14 +322,22 @@ def tasks_table(taskset: TaskSet, config: Config, oracles: OracleSet) -> FittedT
     return table
 
 
+def kind_text(task: Task) -> Text:
+    """The kind cell: a bug to fix, or an environment to repair."""
+    return Text(task.kind, style="magenta" if task.kind == "env" else "dim")
+
+
 def statement_text(task: Task) -> Text:
     """The issue-text cell: where the text came from, or that there is none (the reasons
-    are listed once under the table: one reason usually holds for many tasks)."""
+    are listed once under the table: one reason usually holds for many tasks). An
+    environment task without one still races: its problem is its failing log."""
     if task.statement_source is not None:
         cut = " (cut)" if task.statement_source.cut else ""
         return Text(f"{task.statement_source.describe()}{cut}", style="green")
     if task.statement:
         return Text("ok", style="green")
+    if task.kind == "env":
+        return Text("failing log only", style="dim")
     return Text("missing", style="yellow")
 
 
@@ -314,7 +345,7 @@ def _caption(taskset: TaskSet) -> Group:
     """Where the issue text came from, and why each task without it has none."""
     missing: dict[str, list[str]] = {}
     for task in taskset.tasks:
-        if not task.statement:
+        if not task.statement and task.kind == "bug":
             missing.setdefault(task.statement_missing or "unknown", []).append(task.id)
     lines = [PathText(Text(inert_line(f"issue text from {taskset.issue_source}"), "dim"))]
     for why, ids in missing.items():
@@ -378,7 +409,8 @@ def task_panel(
     facts.add_column()
     named = f" (named as #{task.reference.number})" if task.reference.number != task.issue else ""
     facts.add_row(Text("title"), Text(inert_line(task.title)))
-    facts.add_row(Text("issue"), Text(f"#{task.issue}{named}"))
+    facts.add_row(Text("kind"), kind_text(task))
+    facts.add_row(Text("issue"), Text(issue_words(task) + named))
     if task.statement_source is not None:
         facts.add_row(Text("text from"), Text(inert_line(task.statement_source.describe())))
         cut = task.statement_source.cut
@@ -387,9 +419,12 @@ def task_panel(
         facts.add_row(Text("note"), Text(inert_line(task.statement_note)))
     facts.add_row(Text("fix"), Text(f"{task.fix_commit}  {task.date:%Y-%m-%d}"))
     facts.add_row(Text("base"), Text(task.base_commit))
-    facts.add_row(Text("source files"), Text(inert_line(", ".join(task.source_files))))
-    facts.add_row(Text("test files"), Text(inert_line(", ".join(task.test_files))))
-    facts.add_row(Text("tests added"), Text(inert_line(", ".join(task.added_tests))))
+    if task.env is None:
+        facts.add_row(Text("source files"), Text(inert_line(", ".join(task.source_files))))
+        facts.add_row(Text("test files"), Text(inert_line(", ".join(task.test_files))))
+        facts.add_row(Text("tests added"), Text(inert_line(", ".join(task.added_tests))))
+    for label, words in env_task_rows(task):
+        facts.add_row(Text(label), Text(inert(words)))
     facts.add_row(Text("status"), status_of(task, config))
     facts.add_row(Text("ground truth"), oracle_text(oracle))
     if oracle is not None and (logs := _logs(oracle, store)) is not None:
@@ -416,7 +451,10 @@ def task_panel(
     statement = (
         Text(inert(task.statement))
         if task.statement
-        else Text(inert(f"No issue text: {task.statement_missing}"), style="yellow")
+        else Text(
+            inert(f"No issue text: {task.statement_missing}"),
+            style="dim" if task.kind == "env" else "yellow",
+        )
     )
     body = Group(
         facts, Text(""), Text("What the agents are told", style="bold underline"), statement

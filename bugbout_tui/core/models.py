@@ -19,6 +19,7 @@ from bugbout_tui.core.record import SCHEMA_VERSION, Record
 
 __all__ = ["SCHEMA_VERSION", "Record"]
 
+
 class Reason(StrEnum):
     """Why an examined change did not become a task. The vocabulary is fixed."""
 
@@ -33,6 +34,19 @@ class Reason(StrEnum):
     NO_TEST_ADDED = "no-test-added"
     NO_PROBLEM_TEXT = "no-problem-text"
     """The text read for it describes only the change made, nothing of the problem."""
+    NOT_ENV_ONLY = "not-env-only"
+    """Mining for environment tasks alone: it changes files besides the environment
+    files (with `bug` mined too, such a change is judged as a fix instead)."""
+    ENV_MERGE = "env-merge"
+    """It changes environment files alone, but merges a branch rather than landing one
+    change (a pull request's merge is one change, and is judged as one)."""
+    ENV_REVERT = "env-revert"
+    """It changes environment files alone to undo an earlier change."""
+    ENV_VERSION_ONLY = "env-version-only"
+    """It changes environment files alone, and only the project's own version in them."""
+    ENV_NOT_DEPENDENCIES = "env-not-dependencies"
+    """It changes environment files alone, but nothing they install: tool settings in
+    pyproject.toml, comments of a requirements file, install notes in a README."""
     DUPLICATE_ISSUE = "duplicate-issue"
     BEFORE_SINCE = "before-since"
     OVER_LIMIT = "over-limit"
@@ -88,10 +102,12 @@ class Task(BaseModel):
     """A bug the maintainers fixed with a new test: the unit every agent races on."""
 
     id: str
-    """`<package>-<issue number>`: readable and stable across runs."""
+    """`<package>-<issue number>`: readable and stable across runs; an environment task
+    whose change names no issue is `<package>-env-<the fix's short sha>`."""
     issue: int
     """The issue the task is numbered after: the one the change names, or the issue its
-    pull request closes. `statement_source` says whose text the agents are given."""
+    pull request closes. `statement_source` says whose text the agents are given. 0 for
+    an environment task whose change names no issue (the failing log is its problem)."""
     reference: IssueRef
     """What the change itself named; may be the pull request rather than the issue."""
     title: str

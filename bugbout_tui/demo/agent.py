@@ -9,6 +9,10 @@ think, it looks the issue up in `bugs.PLAYBOOKS`: the words that give a bug away
 what an agent of its style does about it. It never sees the fix, the maintainers' tests
 or the history; bugbout's sandbox hides them, and nothing here asks for them.
 
+A checkout of one of the Lite projects is an environment task: the agent recognises the
+project by its files (`lite_playbooks.recognise_checkout`) and edits what the project
+declares it needs, as `lite_playbooks.ENV_PLAYBOOKS` says its style does.
+
 Styles:
 
 - careful: fixes every bug it recognises, with a regression test, and checks it.
@@ -36,6 +40,7 @@ from pathlib import Path
 from typing import TextIO, cast
 
 from bugbout_tui.demo.bugs import STYLES, Recipe, Style, recognise
+from bugbout_tui.demo.lite_playbooks import EnvPlaybook, recognise_checkout
 
 PACES: dict[Style, float] = {
     "careful": 0.1,
@@ -169,6 +174,9 @@ class DemoAgent:
         issue = issue_text(prompt)
         title = issue.splitlines()[0].lstrip("# ").strip() if issue else "(empty)"
         self.say(f"reading the issue: {title}")
+        environment = recognise_checkout(self.workdir)
+        if environment is not None:
+            return self._repair_environment(environment)
         book = recognise(issue)
         if book is None:
             self.say("I cannot tell which code this issue is about; leaving everything as it is.")
@@ -186,6 +194,16 @@ class DemoAgent:
             self._check(recipe, command)
         if recipe.says:
             self.say(recipe.says)
+        return 0
+
+    def _repair_environment(self, book: EnvPlaybook) -> int:
+        """Edit the environment files as the style does; no tests to write or run."""
+        recipe = book.recipe(self.style)
+        for path in recipe.reads:
+            self.say(f"reading {path} ({self._lines(path)})")
+        if not self._change(recipe):
+            return 1
+        self.say(recipe.says)
         return 0
 
     def _lines(self, path: str) -> str:

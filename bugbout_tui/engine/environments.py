@@ -333,7 +333,7 @@ class Environments:
 
     async def _available(self) -> list[Python]:
         if self._pythons is None:
-            self._pythons = asyncio.ensure_future(_list_pythons(self.envs))
+            self._pythons = asyncio.ensure_future(available_pythons(self.envs))
         return await asyncio.shield(self._pythons)
 
 
@@ -349,7 +349,7 @@ def _note(chosen: str, found: Resolution) -> str:
     return note
 
 
-async def _list_pythons(envs: Path) -> list[Python]:
+async def available_pythons(envs: Path) -> list[Python]:
     """What `uv python list` knows, kept for a day: uv probes every interpreter on PATH,
     which takes seconds on a machine with many shims, and a bout asks once. The list is
     asked again when PATH or uv's Python settings change, or an interpreter is gone."""

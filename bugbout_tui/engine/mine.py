@@ -2,19 +2,35 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from bugbout_tui.core.config import ProjectConfig
 from bugbout_tui.core.config_errors import ConfigError, ConfigProblem, key_lines, line_of
 from bugbout_tui.core.models import TaskSet
+from bugbout_tui.core.paths import bugbout_home
+from bugbout_tui.engine.environments import available_pythons
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.detect import github_from_remote
-from bugbout_tui.infra.git import default_branch, head_commit, is_directory, open_repository
+from bugbout_tui.infra.git import (
+    default_branch,
+    head_commit,
+    is_directory,
+    open_repository,
+    read_files,
+)
+from bugbout_tui.infra.manifests import read_manifests
+from bugbout_tui.infra.pythons import Python, choose
 from bugbout_tui.rules.mine import mine
 from bugbout_tui.rules.statement import issue_source_from_settings
-from bugbout_tui.rules.tasks import build_taskset
+from bugbout_tui.rules.tasks import EnvRun, build_taskset
+
+PYTHON_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
+"""The packaging files that say which Python a commit runs on."""
 
 
 def _file_digest(path: Path | None) -> str | None:
@@ -28,10 +44,11 @@ def _file_digest(path: Path | None) -> str | None:
 
 def mining_fingerprint(project: Project, github: str | None) -> str:
     """Hash of every setting that changes what mining produces, and of the issues
-    file's content: an edited file must be read again."""
+    file's content: an edited file must be read again. What is mined (`kinds`) is one:
+    asking for environment tasks mines again."""
     cfg = project.config
     issues_file = project.dir / cfg.project.issues_file if cfg.project.issues_file else None
-    settings = {
+    settings: dict[str, object] = {
         "source": cfg.project.source,
         "tests": cfg.project.tests,
         "since": str(cfg.tasks.since) if cfg.tasks.since else None,
@@ -40,7 +57,10 @@ def mining_fingerprint(project: Project, github: str | None) -> str:
         "github": github,
         "issues_file": str(cfg.project.issues_file) if cfg.project.issues_file else None,
         "issues_file_digest": _file_digest(issues_file),
+        "kinds": sorted(cfg.tasks.kinds),
     }
+    if "env" in cfg.tasks.kinds:  # an environment task's command and Python follow from them
+        settings["env_run"] = {"pytest_args": cfg.project.pytest_args, "python": cfg.project.python}
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -78,6 +98,7 @@ def mine_tasks(
         tests=cfg.project.tests,
         since=cfg.tasks.since,
         max_source_files=cfg.tasks.max_source_files,
+        kinds=cfg.tasks.kinds,
     )
     issues_file = project.dir / cfg.project.issues_file if cfg.project.issues_file else None
     issues = issue_source_from_settings(github, issues_file, store.cache_dir / "github")
@@ -89,10 +110,45 @@ def mine_tasks(
         own_repo=github,
         fingerprint=fingerprint,
         on_lookup=on_lookup,
+        env_run=EnvRuns(repo, cfg.project),
     )
     taskset.retried = retried
     store.write(store.tasks_path, taskset)
     return taskset
+
+
+class EnvRuns:
+    """How each environment task is run: the project's test command, on the Python its
+    fix declares, chosen as dated environments choose it (`infra.pythons.choose`) unless
+    `[project] python` decides for every commit."""
+
+    def __init__(self, repo: Path, project: ProjectConfig) -> None:
+        self.repo = repo
+        self.project = project
+        self._pythons: list[Python] | None = None
+
+    def __call__(self, commit: str) -> EnvRun:
+        project = self.project
+        tests = project.tests if is_directory(self.repo, commit, project.tests) else None
+        command = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        command += [*project.pytest_args, *([tests] if tests else [])]
+        return EnvRun(command=command, python=project.python or self._python(commit))
+
+    def _python(self, commit: str) -> str:
+        """The version the commit's `requires-python` and classifiers choose among the
+        interpreters uv knows; with none that fits, the newest its classifiers name, else
+        the running interpreter's (the install then says what is missing)."""
+        with tempfile.TemporaryDirectory(prefix="bugbout-python-") as scratch:
+            for name, content in read_files(self.repo, commit, PYTHON_FILES).items():
+                if content is not None:
+                    (Path(scratch) / name).write_bytes(content)
+            manifests = read_manifests(Path(scratch))
+        if self._pythons is None:
+            self._pythons = asyncio.run(available_pythons(bugbout_home().resolve() / "envs"))
+        chosen = choose(self._pythons, manifests.requires_python, manifests.classifiers).python
+        if chosen is not None:
+            return chosen.minor
+        return manifests.classifiers[-1] if manifests.classifiers else self.project.python_version()
 
 
 def _check_tests_dir(project: Project, repo: Path, ref: str, head: str) -> None:

@@ -3,10 +3,14 @@ whose files the run (and every Python it started) imported or opened.
 
 The command runs in the tree, in the sandbox, the way every test run does
 (`confinement_for_tests`): the environment readable, the tree writable, no network, no
-credentials. The tracer (`trace_hook.py`) is copied into the environment's
-site-packages with a `.pth` file that starts it when `TRACE_VARIABLE` is set; its `.pth`
-is named to sort last, so what other `.pth` files import at every start-up (setuptools'
-`_distutils_hack`, say) is the environment's doing, not the program's.
+credentials. Its interpreter is never run outside the sandbox, not even to ask what it
+reads: an agent chose the packages, and their `.pth` files run at every start-up. The
+view is read off the environment instead (`venv_paths`): the environment and the
+installation of the Python it was made from. The tracer (`trace_hook.py`) is copied
+into the environment's site-packages with a `.pth` file that starts it when
+`TRACE_VARIABLE` is set; its `.pth` is named to sort last, so what other `.pth` files
+import at every start-up (setuptools' `_distutils_hack`, say) is the environment's
+doing, not the program's.
 
 What the run touched is then mapped to distributions through each one's
 `*.dist-info/RECORD`: a file opened or a module imported that a distribution installed
@@ -36,6 +40,7 @@ from bugbout_tui.core.env_models import EnvTrace, normalize_name
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.infra import trace_hook
 from bugbout_tui.infra.proc import ProcessResult, run_process
+from bugbout_tui.infra.programs import venv_paths
 from bugbout_tui.infra.pytest_run import PytestCommand, confinement_for_tests
 from bugbout_tui.infra.sandbox import Sandbox
 
@@ -90,8 +95,10 @@ async def traced_run(
             timeout=timeout,
         )
         try:
-            confinement = confinement_for_tests(settings, writable=(tree, traces), home=home)
-        except BugboutError as error:  # the interpreter would not say what it reads
+            confinement = confinement_for_tests(
+                settings, writable=(tree, traces), home=home, interpreter=venv_paths(venv)
+            )
+        except BugboutError as error:  # no pyvenv.cfg says what the interpreter is
             return EnvTrace(ok=False, detail=error.message)
         try:
             result = await run_process(
@@ -130,10 +137,12 @@ def install_tracer(venv: Path) -> None:
 
 def site_packages(venv: Path) -> list[Path]:
     """The environment's site-packages directories, once each (`lib64` is often a link
-    to `lib`)."""
+    to `lib`), and only those inside it: the tracer is written there, and a link an
+    install left pointing elsewhere must not lead that write out of the environment."""
     found = [*venv.glob("lib/python*/site-packages"), *venv.glob("lib64/python*/site-packages")]
+    root = Path(os.path.realpath(venv))
     real = {os.path.realpath(path): path for path in found if path.is_dir()}
-    return sorted(Path(path) for path in real)
+    return sorted(Path(path) for path in real if root in Path(path).parents)
 
 
 @dataclass(frozen=True)

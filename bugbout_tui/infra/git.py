@@ -428,32 +428,40 @@ def ensure_full_history(repo: Path) -> None:
         )
 
 
-def read_files(repo: Path, commit: str, paths: Iterable[str]) -> dict[str, bytes | None]:
-    """The content of each path at `commit`, None where the commit has no such file.
+def read_objects(repo: Path, names: Iterable[str]) -> dict[str, bytes | None]:
+    """The content of each blob named (an object id, or `<commit>:<path>`), None where
+    there is no such blob.
 
-    One `git cat-file --batch` answers every path, so reading the dozen files of a task
-    costs one process.
+    One `git cat-file --batch` answers every name, so reading the dozen files of a task,
+    or every version of the packaging files along a history, costs one process.
     """
-    wanted = list(dict.fromkeys(paths))
+    wanted = list(dict.fromkeys(names))
     if not wanted:
         return {}
-    if any("\n" in p for p in wanted):
+    if any("\n" in name for name in wanted):
         raise BugboutError("A path with a newline in its name cannot be read from git history.")
-    request = "".join(f"{commit}:{p}\n" for p in wanted).encode()
+    request = "".join(f"{name}\n" for name in wanted).encode()
     out = run_git(repo, "cat-file", "--batch", input=request)
     found: dict[str, bytes | None] = {}
     pos = 0
-    for path in wanted:
+    for name in wanted:
         end = out.index(b"\n", pos)
         header = _OBJECT_HEADER.match(out[pos:end])
         pos = end + 1
-        if header is None:  # "<commit>:<path> missing", or ambiguous
-            found[path] = None
+        if header is None:  # "<name> missing", or ambiguous
+            found[name] = None
             continue
         size = int(header[2])
-        found[path] = out[pos : pos + size] if header[1] == b"blob" else None
+        found[name] = out[pos : pos + size] if header[1] == b"blob" else None
         pos += size + 1
     return found
+
+
+def read_files(repo: Path, commit: str, paths: Iterable[str]) -> dict[str, bytes | None]:
+    """The content of each path at `commit`, None where the commit has no such file."""
+    wanted = list(dict.fromkeys(paths))
+    found = read_objects(repo, [f"{commit}:{path}" for path in wanted])
+    return {path: found[f"{commit}:{path}"] for path in wanted}
 
 
 def read_file(repo: Path, commit: str, path: str) -> bytes | None:

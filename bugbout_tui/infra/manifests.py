@@ -26,8 +26,7 @@ from pathlib import Path
 
 TEST_EXTRA = re.compile(r"^(tests?|testing|dev|develop|development|ci|check)$", re.IGNORECASE)
 """Names of extras and dependency groups that hold what the tests need."""
-_DOC_FILE = re.compile(r"doc|lint|typ|release|publish|bench", re.IGNORECASE)
-"""Requirement files of tooling other than the tests, left out."""
+_TOOLING_FILE = re.compile(r"doc|lint|typ|release|publish|bench", re.IGNORECASE)
 _CLASSIFIER = re.compile(r"Programming Language :: Python :: (3\.\d+)\b")
 _SETUP_PY_PYTHON = re.compile(r"python_requires\s*=\s*['\"]([^'\"]+)['\"]")
 _URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
@@ -200,6 +199,13 @@ def _setup_cfg(path: Path, found: Manifests) -> bool:
     return install is not None
 
 
+def is_tooling_list(path: str) -> bool:
+    """A requirement file of tooling other than the tests (`docs/requirements.txt`,
+    `requirements-lint.txt`, typing, releases, benchmarks), relative to the tree: what
+    the tests run with never comes from one."""
+    return _TOOLING_FILE.search(path) is not None
+
+
 def requirement_files(tree: Path) -> list[Path]:
     """`requirements*.txt`, `*-requirements.txt` and `requirements/*.txt`, tooling aside."""
     candidates = {
@@ -210,7 +216,7 @@ def requirement_files(tree: Path) -> list[Path]:
     return sorted(
         path
         for path in candidates
-        if path.is_file() and not _DOC_FILE.search(path.relative_to(tree).as_posix())
+        if path.is_file() and not is_tooling_list(path.relative_to(tree).as_posix())
     )
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.paths import known_homes
 
-__all__ = ["interpreter_paths", "is_python", "program_paths"]
+__all__ = ["interpreter_paths", "is_python", "program_paths", "venv_paths"]
 
 _PROBE_TIMEOUT = 60.0
 
@@ -134,6 +134,51 @@ def interpreter_paths(python: Path, *, hidden: Iterable[Path] = ()) -> tuple[Pat
         and ((own is not None and _inside(path, own)) or not any(_inside(path, g) for g in guarded))
     ]
     return _outermost(kept)
+
+
+def venv_paths(venv: Path, *, hidden: Iterable[Path] = ()) -> tuple[Path, ...]:
+    """What the interpreter of the virtual environment `venv` needs to run, learned
+    without running it: the environment, and the installation of the Python it was
+    made from, which its `pyvenv.cfg` (`home`, the base interpreter's directory) and its
+    `bin/python` link name.
+
+    For an environment whose packages an agent chose: its interpreter runs each `.pth`
+    file of its site-packages at start-up, so asking it (`interpreter_paths`) would run
+    them outside any sandbox. What this cannot see, it does not show: directories that
+    `.pth` files add outside the environment, and shared libraries the base interpreter
+    loads from outside its installation and the system directories. The answer is only
+    as sound as the two files it reads: whoever may have rewritten them (a build that
+    ran unconfined) could have them name any directory. Nothing that is, contains or
+    lies inside a bugbout home or a path of `hidden` is shown, but the environment.
+
+    Raises:
+        BugboutError: `venv` has no `pyvenv.cfg` naming its base interpreter's directory.
+    """
+    home = _pyvenv_home(venv / "pyvenv.cfg")
+    if home is None:
+        raise BugboutError(
+            f"{venv} is not a virtual environment: no pyvenv.cfg names the Python it was "
+            "made from.",
+            hint="Create it again with `uv venv`.",
+        )
+    guarded = _guarded(hidden)
+    bases = [_root(_real(home) / "python")]
+    if os.path.lexists(venv / "bin" / "python"):
+        bases.append(_root(_real(str(venv / "bin" / "python"))))
+    return _outermost([_real(str(venv)), *(b for b in bases if _visible(b, guarded))])
+
+
+def _pyvenv_home(config: Path) -> str | None:
+    """The absolute `home` of a `pyvenv.cfg`, or None."""
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, separator, value = line.partition("=")
+        if separator and key.strip().lower() == "home" and os.path.isabs(value.strip()):
+            return value.strip()
+    return None
 
 
 def program_paths(

@@ -123,6 +123,7 @@ def confinement_for_tests(
     writable: Sequence[Path],
     readable: Sequence[Path] = (),
     home: Path | None = None,
+    interpreter: Sequence[Path] | None = None,
 ) -> Confinement:
     """The view of a test process: the one place that decides it, for every test run.
 
@@ -133,6 +134,12 @@ def confinement_for_tests(
     and what is granted, no other tree, no store, no repository and no home directory:
     the tests cannot reach the fix from anywhere bugbout keeps it. `HOME` is `home`
     (writable; the caller creates it) or the private `/tmp`, so nothing personal is read.
+
+    `interpreter` is for an interpreter that must not be run outside the sandbox (an
+    environment whose packages an agent chose: its `.pth` files run at every start):
+    the interpreter's paths as the caller learned them without running it
+    (`venv_paths`). Then nothing is asked of the interpreter, nor of the program the
+    run starts, and the view holds nothing of them but these paths.
     """
     hidden = (*known_homes(), *cmd.hidden)
     imports = [p for p in cmd.pythonpath if os.path.exists(p)]
@@ -141,13 +148,17 @@ def confinement_for_tests(
     granted = list(writable)
     if home is not None and not any(home == w or w in home.parents for w in granted):
         granted.append(home)
+    python = (
+        interpreter if interpreter is not None else interpreter_paths(cmd.python, hidden=cmd.hidden)
+    )
     return Confinement(
         writable=tuple(granted),
-        readable=(*interpreter_paths(cmd.python, hidden=cmd.hidden), cmd.tree, *imports, *readable),
+        readable=(*python, cmd.tree, *imports, *readable),
         network=False,
         env=env,
         hidden=hidden,
         view="minimal",
+        grant_program=interpreter is None,
     )
 
 

@@ -67,9 +67,15 @@ _FIX_WORD = re.compile(
 _REVERT = re.compile(r"\s*revert\b", re.IGNORECASE)
 
 
+def is_revert(title: str) -> bool:
+    """Whether `title` is a revert's (`Revert "Pin six"`, `revert: ...`): it undoes an
+    earlier change rather than making one."""
+    return _REVERT.match(title) is not None
+
+
 def is_fix_title(title: str) -> bool:
     """Whether `title` reads like a bug fix (see the module docstring for the rules)."""
-    if _REVERT.match(title):
+    if is_revert(title):
         return False
     start = len(title) - len(title.lstrip())
 
@@ -83,7 +89,7 @@ def is_fix_title(title: str) -> bool:
 def closing_reference(title: str) -> IssueRef | None:
     """The first issue a closing phrase in `title` names ("... (fixes #519)", "Closes
     #12"); None for a revert, which undoes whatever it names."""
-    if _REVERT.match(title):
+    if is_revert(title):
         return None
     for phrase in CLOSING_PHRASE.finditer(title):
         refs = references_in(phrase.group(0))

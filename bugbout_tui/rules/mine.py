@@ -16,6 +16,16 @@ before-since → not-a-fix → no-source-change → too-many-source-files → no
 no-issue. Duplicate issues and the task limit are the caller's business: they need the
 pull request → issue resolution that only the issue source can do.
 
+Mining for environment tasks (`kinds` holding `env`) reads the same pass. A change whose
+every file is an environment file (`rules.env_files`) is judged as one, never as a fix:
+a branch's merge (env-merge) and a revert (env-revert) are left out, and so is a change
+that alters nothing the files install (env-not-dependencies), or only the project's own
+version (env-version-only). That needs the files' content on both sides, which the log
+does not print: it gives their blob ids (`--raw --no-abbrev`), and once the pass is over
+one `git cat-file --batch` reads every blob the comparisons need (`rules.env_changes`).
+Mining for environment tasks alone leaves out every other change as not-env-only, and
+asks git for no patch at all.
+
 Two kinds of change pass `not-a-fix` on condition, because their message alone cannot
 tell: a title whose only fix word is in a closing phrase ("... (fixes #519)"), decided by
 whether the issue it names reports a bug, and a pull request's merge whose message holds
@@ -30,17 +40,29 @@ from __future__ import annotations
 import itertools
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath
 
+from bugbout_tui.core.env_models import TaskKind
 from bugbout_tui.core.errors import UsageError
 from bugbout_tui.core.models import Exclusion, IssueRef, Reason
-from bugbout_tui.infra.git import ensure_full_history, head_commit, stream_git
-from bugbout_tui.rules.fixwords import closing_reference, is_fix_title
+from bugbout_tui.infra.git import ensure_full_history, head_commit, read_objects, stream_git
+from bugbout_tui.rules.env_changes import (
+    FileChange,
+    change_kind,
+    file_change,
+    installs_nothing,
+    reads_content,
+)
+from bugbout_tui.rules.env_files import is_env_file
+from bugbout_tui.rules.fixwords import closing_reference, is_fix_title, is_revert
 from bugbout_tui.rules.refs import find_references
+
+FIXES: tuple[TaskKind, ...] = ("bug",)
+"""What is mined unless told otherwise: fixes with a new test."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +108,22 @@ class Candidate:
     alone reads like a fix."""
 
 
+@dataclass(frozen=True)
+class EnvCandidate:
+    """A change to the environment files alone that changed what they install."""
+
+    commit: str
+    base_commit: str
+    title: str
+    body: str
+    date: datetime
+    """Committer date, with the committer's offset: the task's install is limited to it."""
+    refs: tuple[IssueRef, ...]
+    """References in priority order, as for a fix; often none."""
+    env_files: tuple[str, ...]
+    """Every environment file the change touched (both names of a renamed one)."""
+
+
 @dataclass
 class MiningResult:
     """Everything one pass saw: the candidates, and each change left out with its reason."""
@@ -93,8 +131,8 @@ class MiningResult:
     head: str
     examined: int = 0
     """Changes seen on the branch; always `len(candidates) + len(excluded)`."""
-    candidates: list[Candidate] = field(default_factory=list)
-    """Newest first; duplicates and the limit not yet applied."""
+    candidates: list[Candidate | EnvCandidate] = field(default_factory=list)
+    """Newest first, both kinds together; duplicates and the limit not yet applied."""
     excluded: list[Exclusion] = field(default_factory=list)
 
 
@@ -182,23 +220,27 @@ own rule would name the nearest, possibly indented, `def` instead."""
 
 
 @contextmanager
-def history_log(layout: Layout, head: str) -> Iterator[tuple[list[str], dict[str, str]]]:
+def history_log(
+    layout: Layout, head: str, kinds: Collection[TaskKind] = FIXES
+) -> Iterator[tuple[list[str], dict[str, str]]]:
     """The arguments and one-off settings of the mining pass's `git log`.
 
     Every option that user or repository configuration could change (colour, prefixes,
     renames, signatures, encoding, external diff tools) is pinned on the command line.
     The first commit shows no diff (`log.showRoot=false`): it creates the project rather
     than changing earlier code, and it has no parent to start a task from.
+    Patches are only asked for when fixes are mined: only their added tests need them.
     The attributes file lives as long as the context.
     """
+    patch = ["--patch", "--unified=0"] if "bug" in kinds else []
     args = [
         "log",
         "--first-parent",
         "--diff-merges=first-parent",
         "--find-renames",
         "--raw",
-        "--patch",
-        "--unified=0",
+        "--no-abbrev",
+        *patch,
         "--no-color",
         "--no-ext-diff",
         "--no-textconv",
@@ -241,6 +283,13 @@ class _FileChange:
     path: str
     old_path: str | None
     """The path before a rename or copy."""
+    old_blob: str
+    new_blob: str
+    """The content's object ids on each side; all zeros where the file is absent."""
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return (self.path,) if self.old_path is None else (self.old_path, self.path)
 
 
 _C_ESCAPES = {
@@ -413,11 +462,13 @@ class _LogReader:
         for line in self._source():
             if line[:1] == b":":
                 meta, *paths = line.rstrip(b"\n").split(b"\t")
-                status = chr(meta[meta.rindex(b" ") + 1])
+                _, _, old_blob, new_blob, kind = meta.decode("ascii", "replace").split(" ")
+                status = kind[0]
                 if len(paths) == 2:
-                    changes.append(_FileChange(status, _path(paths[1]), _path(paths[0])))
+                    path, old_path = _path(paths[1]), _path(paths[0])
                 else:
-                    changes.append(_FileChange(status, _path(paths[0]), None))
+                    path, old_path = _path(paths[0]), None
+                changes.append(_FileChange(status, path, old_path, old_blob, new_blob))
             elif line == b"\n":
                 if changes:
                     break
@@ -518,12 +569,15 @@ def mine(
     tests: str,
     since: date | None,
     max_source_files: int,
+    kinds: Collection[TaskKind] = FIXES,
 ) -> MiningResult:
     """Walk `ref`'s first-parent history once and sort every change into kept or left out.
 
-    Changes dated before `since` (by the committer's calendar day) are left out without
-    reading their diffs: the history is newest first, so the pass stops at the first
-    one and the rest of the branch is only listed, to record each as `before-since`.
+    `kinds` says what is mined: fixes with a new test (`bug`), changes to the
+    environment files alone (`env`), or both. Changes dated before `since` (by the
+    committer's calendar day) are left out without reading their diffs: the history is
+    newest first, so the pass stops at the first one and the rest of the branch is only
+    listed, to record each as `before-since`.
     Raises `EmptyRepositoryError` for a repository without commits, and a `BugboutError`
     for a shallow clone.
     """
@@ -531,9 +585,10 @@ def mine(
     ensure_full_history(repo)
     head = head_commit(repo, ref)
     result = MiningResult(head=head)
+    outcomes: list[Candidate | Exclusion | _EnvChange] = []
     cut: str | None = None
     with (
-        history_log(layout, head) as (args, config),
+        history_log(layout, head, kinds) as (args, config),
         closing(stream_git(repo, *args, config=config)) as lines,
     ):
         reader = _LogReader(lines)
@@ -542,20 +597,47 @@ def mine(
                 cut = record.sha
                 break
             result.examined += 1
-            outcome = _judge(record, reader, layout, max_source_files)
-            if isinstance(outcome, Candidate):
-                result.candidates.append(outcome)
-            else:
-                result.excluded.append(outcome)
+            outcomes.append(_judge(record, reader, layout, max_source_files, kinds))
+    settled = _settle_env_changes(repo, [o for o in outcomes if isinstance(o, _EnvChange)])
+    for outcome in outcomes:
+        kept = settled[outcome.sha] if isinstance(outcome, _EnvChange) else outcome
+        if isinstance(kept, Exclusion):
+            result.excluded.append(kept)
+        else:
+            result.candidates.append(kept)
     if cut is not None:
         _record_before_since(repo, cut, result)
     return result
 
 
 def _judge(
-    record: _Record, reader: _LogReader, layout: Layout, max_source_files: int
+    record: _Record,
+    reader: _LogReader,
+    layout: Layout,
+    max_source_files: int,
+    kinds: Collection[TaskKind],
+) -> Candidate | Exclusion | _EnvChange:
+    """Which kind of task a change may be, judged by that kind's rules."""
+    if "env" not in kinds:
+        return _judge_fix(record, reader, layout, max_source_files)
+    changes = reader.files()
+    if changes and all(is_env_file(path) for change in changes for path in change.paths):
+        return _judge_env(record, changes)
+    if "bug" in kinds:
+        return _judge_fix(record, reader, layout, max_source_files, changes)
+    title, _, _ = split_message(record.message, merge=len(record.parents) > 1)
+    return Exclusion(commit=record.sha, title=title, reason=Reason.NOT_ENV_ONLY)
+
+
+def _judge_fix(
+    record: _Record,
+    reader: _LogReader,
+    layout: Layout,
+    max_source_files: int,
+    changes: list[_FileChange] | None = None,
 ) -> Candidate | Exclusion:
-    """Apply the rules in their order; the first one that fails is the reason."""
+    """Apply the rules in their order; the first one that fails is the reason.
+    `changes` are the change's files when they have been read already."""
     merge = len(record.parents) > 1
     title, body, pull = split_message(record.message, merge=merge)
 
@@ -572,7 +654,8 @@ def _judge(
         if linked is None:
             return left_out(Reason.NOT_A_FIX)
         confirm = LinkedIssue(linked)
-    changes = reader.files()
+    if changes is None:
+        changes = reader.files()
     source_files = _source_files(changes, layout)
     if not source_files:
         return left_out(Reason.NO_SOURCE_CHANGE)
@@ -598,6 +681,80 @@ def _judge(
         test_data_files=_unique([p for p in kept if layout.is_test_data(p)]),
         confirm=confirm,
     )
+
+
+@dataclass(frozen=True)
+class _EnvChange:
+    """A change to environment files alone, waiting for its files' content to tell
+    whether it changed what they install."""
+
+    candidate: EnvCandidate
+    changes: tuple[_FileChange, ...]
+
+    @property
+    def sha(self) -> str:
+        return self.candidate.commit
+
+
+def _judge_env(record: _Record, changes: list[_FileChange]) -> Exclusion | _EnvChange:
+    """A change to the environment files alone: one change (not a branch's merge), not
+    undoing another; whether it changed what is installed is settled after the pass."""
+    merge = len(record.parents) > 1
+    title, body, pull = split_message(record.message, merge=merge)
+    if merge and pull is None:
+        return Exclusion(commit=record.sha, title=title, reason=Reason.ENV_MERGE)
+    if is_revert(title):
+        return Exclusion(commit=record.sha, title=title, reason=Reason.ENV_REVERT)
+    candidate = EnvCandidate(
+        commit=record.sha,
+        base_commit=record.parents[0],
+        title=title,
+        body=body,
+        date=record.date,
+        refs=find_references(title, body, pull=pull),
+        env_files=_unique([path for change in changes for path in change.paths]),
+    )
+    return _EnvChange(candidate, tuple(changes))
+
+
+def _absent(blob: str) -> bool:
+    return not blob.strip("0")
+
+
+def _settle_env_changes(
+    repo: Path, pending: list[_EnvChange]
+) -> dict[str, EnvCandidate | Exclusion]:
+    """Each change kept, or left out because it changed nothing installed (or only the
+    version); one `git cat-file` reads every blob the comparisons need."""
+    wanted = [
+        blob
+        for change in pending
+        for file in change.changes
+        if reads_content(file.path)
+        for blob in (file.old_blob, file.new_blob)
+        if not _absent(blob)
+    ]
+    blobs = read_objects(repo, wanted)
+    settled: dict[str, EnvCandidate | Exclusion] = {}
+    for change in pending:
+        kind = change_kind(_file_change(file, blobs) for file in change.changes)
+        candidate = change.candidate
+        if kind == "dependencies":
+            settled[change.sha] = candidate
+            continue
+        reason = Reason.ENV_VERSION_ONLY if kind == "version" else Reason.ENV_NOT_DEPENDENCIES
+        settled[change.sha] = Exclusion(commit=change.sha, title=candidate.title, reason=reason)
+    return settled
+
+
+def _file_change(file: _FileChange, blobs: dict[str, bytes | None]) -> FileChange:
+    if file.old_blob == file.new_blob or installs_nothing(file.path):
+        return "other"  # its mode alone changed, or nothing a task runs with
+    if reads_content(file.path):
+        before = None if _absent(file.old_blob) else blobs[file.old_blob]
+        after = None if _absent(file.new_blob) else blobs[file.new_blob]
+        return file_change(file.path, before, after)
+    return "dependencies"
 
 
 def _record_before_since(repo: Path, cut: str, result: MiningResult) -> None:

@@ -2,16 +2,19 @@
 
 Three facts decide whether a task's score means anything: the environment its tests ran
 in (and what its date limit could not govern), its gold control (the maintainers' fix,
-scored as a patch is), and the tests the flake ledger quarantined. `bugbout tasks ID` and
-the TUI's Tasks screen both show them, so they are worded once, here, as plain strings:
-each caller makes them inert and styles them its own way.
+scored as a patch is), and the tests the flake ledger quarantined. An environment task
+adds what its repair is judged by: its command, its Python, its date and the files its
+known repair changed. `bugbout tasks ID` and the TUI's Tasks screen both show them, so
+they are worded once, here, as plain strings: each caller makes them inert and styles
+them its own way.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 
-from bugbout_tui.core.models import SUITE, Oracle, OutcomeTally, Resolution, Rung
+from bugbout_tui.core.models import SUITE, Oracle, OutcomeTally, Resolution, Rung, Task
 from bugbout_tui.infra.dated_env import RUNNER, RUNNER_CORE
 from bugbout_tui.rules.ground_truth import PASSING
 from bugbout_tui.rules.score import unreliable_grader
@@ -25,6 +28,28 @@ RUNG_TEXT: Mapping[Rung, str] = {
 """What each rung of the ladder means."""
 
 CONTROL_RESOLVED = "resolved: the fix passes its own tests here"
+
+
+def issue_words(task: Task) -> str:
+    """`#12`, or `–` for an environment task whose change names no issue."""
+    return f"#{task.issue}" if task.issue else "–"
+
+
+def env_task_rows(task: Task) -> list[tuple[str, str]]:
+    """What an environment task is judged by, as (label, words) rows; none for a bug."""
+    env = task.env
+    if env is None:
+        return []
+    rows = [
+        ("command", shlex.join(env.command)),
+        ("python", f"{env.python} (`python` in the command)"),
+        ("date", f"{env.date.isoformat()} (nothing uploaded later is installed)"),
+        ("env files", ", ".join(env.env_files)),
+        ("defect", env.defect),
+    ]
+    if env.security:
+        rows.append(("security", "its issue carries a security label"))
+    return rows
 
 
 def environment_rows(oracle: Oracle, *, brief: bool = False) -> list[tuple[str, str]]:

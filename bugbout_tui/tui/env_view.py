@@ -1,5 +1,5 @@
-"""Environment tasks drawn for the screens: what a task is judged by, its controls, and
-one repair in full (its install, its traced run, D¹, D², D³ and the audit).
+"""Environment tasks drawn for the screens: what kind of task one is, its controls, and
+one repair in full (its install, its traced run, the audit, D¹, D² and D³).
 
 Package names, requirements, versions, advisory ids, uv's error lines and file names
 come from agents, projects and package indexes: every one is made inert and goes in as
@@ -8,7 +8,6 @@ come from agents, projects and package indexes: every one is made inert and goes
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping, Sequence
 
 from rich.console import Group, RenderableType
@@ -18,7 +17,6 @@ from rich.text import Text
 from bugbout_tui.core import look
 from bugbout_tui.core.env_models import (
     AuditFinding,
-    EnvDefect,
     EnvStep,
     Newest,
     Repair,
@@ -27,20 +25,6 @@ from bugbout_tui.core.models import BASE, GOLD, Task
 from bugbout_tui.core.text import inert_line
 from bugbout_tui.report.env_build import control_problem
 from bugbout_tui.rules.env_judge import f1_text, gate_blockers, share
-
-DEFECTS: dict[EnvDefect, str] = {
-    "undeclared-import": "an import whose distribution is not declared",
-    "import-name-differs": "an import name that differs from its distribution's",
-    "pin-missing": "an exact pin of a version that does not exist",
-    "pin-yanked": "an exact pin of a yanked version",
-    "pins-conflict": "pins no install can satisfy together",
-    "api-broke": "a release after the task's date broke the API it uses",
-    "test-dependency-missing": "a test dependency is not declared",
-    "typo-name": "a name one typo away from a popular package",
-    "no-wheel": "a version with no wheel for the interpreter",
-    "mined": "mined from the project's history",
-}
-"""Why a task's environment fails as written, in words."""
 
 ENV_MARK = "env"
 """What marks an environment task where a row names tasks of both kinds."""
@@ -102,9 +86,10 @@ def _control_line(control: Repair | None, must: str) -> Text:
     return text
 
 
-def add_control_rows(facts: Table, controls: Mapping[str, Repair]) -> None:
-    """The task's two controls and whether they let it be scored: the files as written
-    must fail, the known repair must install and run."""
+def env_controls_view(controls: Mapping[str, Repair]) -> RenderableType:
+    """An environment task's ground truth: its two controls, and whether they let it be
+    scored. The files as written must fail, the known repair must install and run."""
+    facts = _facts()
     facts.add_row("base", _control_line(controls.get(BASE), "the files as written: must fail"))
     facts.add_row(
         "gold", _control_line(controls.get(GOLD), "the known repair: must install and run")
@@ -114,24 +99,7 @@ def add_control_rows(facts: Table, controls: Mapping[str, Repair]) -> None:
         facts.add_row("scored", Text("yes: the controls are as they must be", style="green"))
     else:
         facts.add_row("scored", Text(f"no: {problem}", style="yellow"))
-
-
-def env_task_view(task: Task, controls: Mapping[str, Repair]) -> RenderableType:
-    """What an environment task is, how its controls ended, and what it is judged by."""
-    env = task.env
-    facts = _facts()
-    facts.add_row("kind", env_kind(task))
-    if env is not None:
-        facts.add_row("defect", _plain(DEFECTS.get(env.defect, env.defect)))
-    add_control_rows(facts, controls)
-    if env is not None:
-        facts.add_row("command", _plain(shlex.join(env.command)))
-        facts.add_row("python", _plain(f"{env.python} (`python` in the command)"))
-        facts.add_row("date", _plain(f"{env.date:%Y-%m-%d %H:%M} UTC (nothing later installs)"))
-        facts.add_row("env files", _plain(", ".join(env.env_files) or "–"))
-    facts.add_row("base commit", Text(f"{task.base_commit[:12]} (the agents start here)"))
-    facts.add_row("fix commit", Text(f"{task.fix_commit[:12]} (the known repair)"))
-    return facts
+    return Group(_heading("controls (its ground truth)"), facts)
 
 
 def _step_line(step: EnvStep | None, what: str) -> Text:

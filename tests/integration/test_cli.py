@@ -83,12 +83,12 @@ def test_tasks_json_is_exactly_the_documented_object(project: GitRepo, tmp_path:
     assert data["examined"] == 3
     (task,) = data["tasks"]
     assert set(task) == {
-        "id", "issue", "title", "fix_commit", "base_commit", "date",
+        "id", "kind", "issue", "title", "fix_commit", "base_commit", "date",
         "source_files", "test_files", "added_tests", "statement",
         "statement_source", "statement_note", "statement_missing",
     }  # fmt: skip
     assert task["statement_source"] == {"kind": "issue", "number": 3, "repo": None, "cut": []}
-    assert task["issue"] == 3
+    assert (task["kind"], task["issue"]) == ("bug", 3)
     assert task["added_tests"] == ["test_empty"]
     assert task["base_commit"] == project.head("HEAD~2")
     assert task["statement"].startswith("# mean() crashes on []")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,10 +18,12 @@ from pathlib import Path
 
 import pytest
 from envkit import when, write_project
+from fakes.harness import bubblewrap
 
 from bugbout_tui.core.env_models import EnvInstall
 from bugbout_tui.infra.env_install import clean_install
 from bugbout_tui.infra.package_index import PackageIndex, build_wheel
+from bugbout_tui.infra.sandbox import NoSandbox, Sandbox
 
 DATE = when(2021)
 
@@ -54,7 +57,10 @@ def install(
     date: datetime = DATE,
     python: str = "3.11",
     timeout: float = 120,
+    sandbox: Sandbox | None = None,
 ) -> EnvInstall:
+    """`tree` installed into `venv` beside it, in bubblewrap unless `sandbox` says
+    otherwise (skipped where bwrap cannot run)."""
     return asyncio.run(
         clean_install(
             tree,
@@ -64,16 +70,21 @@ def install(
             venv=tree.parent / "venv",
             log=tree.parent / "logs" / "install.log",
             timeout=timeout,
+            sandbox=sandbox or bubblewrap(),
         )
     )
 
 
-def test_the_date_picks_the_version_uploaded_before_it(tmp_path: Path, index: Served) -> None:
+@pytest.mark.parametrize("confined", [True, False], ids=["bubblewrap", "none"])
+def test_the_date_picks_the_version_uploaded_before_it(
+    tmp_path: Path, index: Served, confined: bool
+) -> None:
     tree = write_project(tmp_path / "tree", "geom", dependencies=["shapes"])
     (tree / "requirements.txt").write_text("helper\n")
+    sandbox = bubblewrap() if confined else NoSandbox()
 
-    dated = install(tree, index.url)
-    later = install(tree, index.url, date=when(2024))
+    dated = install(tree, index.url, sandbox=sandbox)
+    later = install(tree, index.url, date=when(2024), sandbox=sandbox)
 
     assert dated.ok and dated.exit_code == 0 and dated.detail is None
     assert dated.installed == ["helper==1.0", "shapes==1.0"]  # the project itself left out
@@ -101,9 +112,12 @@ def test_a_pin_that_does_not_exist_fails_with_uvs_words(tmp_path: Path, index: S
 
 
 def test_what_a_date_cannot_limit_is_recorded(tmp_path: Path, index: Served) -> None:
+    """A wheel in the tree (one outside it is not in the sandbox's view)."""
     tree = tmp_path / "tree"
-    tree.mkdir()
-    (tree / "requirements.txt").write_text(f"helper @ {index.helper_wheel.as_uri()}\n")
+    (tree / "vendor").mkdir(parents=True)
+    wheel = tree / "vendor" / index.helper_wheel.name
+    shutil.copy(index.helper_wheel, wheel)
+    (tree / "requirements.txt").write_text(f"helper @ {wheel.as_uri()}\n")
     (tree / "requirements-dev.txt").write_text("shapes\n")
 
     direct = install(tree, index.url)
@@ -111,10 +125,8 @@ def test_what_a_date_cannot_limit_is_recorded(tmp_path: Path, index: Served) -> 
     undated = install(tree, index.url)
 
     assert direct.ok, direct.detail
-    assert direct.installed == [f"helper @ {index.helper_wheel.as_uri()}", "shapes==1.0"]
-    assert direct.unenforced == [
-        f"helper @ {index.helper_wheel.as_uri()} (a local path, not limited by date)"
-    ]
+    assert direct.installed == [f"helper @ {wheel.as_uri()}", "shapes==1.0"]
+    assert direct.unenforced == [f"helper @ {wheel.as_uri()} (a local path, not limited by date)"]
     assert not undated.ok  # uv leaves out a file it cannot date
     assert undated.unenforced == ["nodate (the index gives no upload time, not limited by date)"]
 

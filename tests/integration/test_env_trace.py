@@ -75,6 +75,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
                 venv=root / "venv",
                 log=root / "install.log",
                 timeout=120,
+                sandbox=select_sandbox("bubblewrap"),
             )
         )
     assert install.ok, install.detail

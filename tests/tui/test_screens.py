@@ -15,6 +15,7 @@ from textual.widgets.markdown import MarkdownBlock
 from tuiapp import calc_app, on_screen, press_and_settle, settle
 from tuiproject import CONFIG, EVENTS
 
+from bugbout_tui.core.env_models import EnvSpec
 from bugbout_tui.core.models import (
     GOLD,
     Ledger,
@@ -78,7 +79,7 @@ async def test_excluding_and_accepting_tasks_writes_the_toml_and_keeps_its_comme
         table.move_cursor(row=table.get_row_index("calc-1"))
         await press_and_settle(pilot, "x")
         assert 'exclude = ["calc-1"]' in config.read_text()
-        assert row_texts(table, "calc-1")[4] == "excluded by you"
+        assert table.get_cell("calc-1", "status").plain == "excluded by you"
 
         table.move_cursor(row=table.get_row_index("calc-3"))
         await press_and_settle(pilot, "space", "space")
@@ -86,14 +87,14 @@ async def test_excluding_and_accepting_tasks_writes_the_toml_and_keeps_its_comme
         await press_and_settle(pilot, "a")
         text = config.read_text()
         assert 'include = ["calc-2", "calc-3"]' in text
-        assert row_texts(table, "calc-2")[4] == "accepted by you"
+        assert table.get_cell("calc-2", "status").plain == "accepted by you"
         assert screen.selected == set()
 
         table.move_cursor(row=table.get_row_index("calc-1"))
         await press_and_settle(pilot, "u")
         text = config.read_text()
         assert "exclude" not in text
-        assert row_texts(table, "calc-1")[4] == "will race"
+        assert table.get_cell("calc-1", "status").plain == "will race"
         assert comments(text) == comments(CONFIG)
 
 
@@ -186,6 +187,51 @@ async def test_the_tests_tab_follows_the_store_read_again(calc: Path) -> None:
         )
         assert "rung tip: the environment built from the tip's packaging files" in shown
         assert "why the dated resolution failed: no six" in shown
+
+
+async def test_an_environment_task_shows_its_kind_and_what_its_repair_is_judged_by(
+    calc: Path,
+) -> None:
+    store = Store(calc)
+    taskset = mined(calc)
+    bug = taskset.tasks[0]
+    env = bug.model_copy(
+        update={
+            "id": "calc-env-1a2b3c4",
+            "issue": 0,
+            "title": "Declare six, which ops imports",
+            "source_files": [],
+            "test_files": [],
+            "added_tests": [],
+            "statement": None,
+            "statement_source": None,
+            "statement_missing": "the change names no issue: the agents get the failing log alone",
+            "kind": "env",
+            "env": EnvSpec(
+                command=["python", "-m", "pytest", "-q", "tests"],
+                python="3.11",
+                date=bug.date,
+                env_files=["requirements.txt"],
+                defect="mined",
+            ),
+        }
+    )
+    taskset.tasks.append(env)
+    store.write(store.tasks_path, taskset)
+    async with on_screen(calc, None, TasksScreen) as (_app, pilot, screen):
+        table = screen.table
+        assert table.get_cell("calc-2", "kind").plain == "bug"
+        assert table.get_cell("calc-env-1a2b3c4", "kind").plain == "env"
+        assert table.get_cell("calc-env-1a2b3c4", "issue").plain == "–"
+        assert table.get_cell("calc-env-1a2b3c4", "status").plain.startswith("will race")
+        table.move_cursor(row=table.get_row_index("calc-env-1a2b3c4"))
+        await settle(pilot)
+        issue = static_text(screen, "#task-issue")
+        assert "The agents get the failing log" in issue
+        shown = lines(static_text(screen, "#task-tests"))
+        assert "command python -m pytest -q tests" in shown
+        assert "env files requirements.txt" in shown
+        assert "defect mined" in shown
 
 
 def mined(root: Path) -> TaskSet:

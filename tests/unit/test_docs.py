@@ -47,8 +47,8 @@ def test_every_link_between_pages_leads_somewhere(page: Path) -> None:
 
 PACKAGE = ROOT / "bugbout_tui"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
-SAMPLE_DATA = ("demo/invoicekit", "demo/playbooks", "demo/history")
-"""The demo's sample project: package data the page names as folders, not modules."""
+SAMPLE_DATA = ("demo/invoicekit", "demo/playbooks", "demo/history", "demo/lite/")
+"""The demo's sample projects: package data the page names as folders, not modules."""
 NAMED = re.compile(r"`((?:[a-z_]+/)+[\w.-]*)`")
 
 

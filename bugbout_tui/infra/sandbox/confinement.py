@@ -132,6 +132,12 @@ class Confinement:
             system directories, the readable and writable paths, the working directory,
             the program's installation, fresh `/dev` and `/proc` and private temp dirs
             (and, with network, what resolving names and checking certificates need).
+        grant_program: Whether the backend adds what the program `argv` runs needs to
+            the view: its installation, the interpreter its `#!` line names, and a
+            Python's paths, which bugbout learns by running that Python, unconfined.
+            False when the caller granted all of it itself, because finding it would
+            run or follow what an agent chose (the interpreter of an environment whose
+            packages an agent declared runs their `.pth` files at start-up).
     """
 
     writable: tuple[Path, ...]
@@ -141,6 +147,7 @@ class Confinement:
     hidden: tuple[Path, ...] = ()
     nested: bool = False
     view: View = "host"
+    grant_program: bool = True
 
     def __post_init__(self) -> None:
         # Callers build these from lists and configuration strings; freeze copies so a
@@ -175,7 +182,10 @@ def program_grants(
     argv: Sequence[str], confinement: Confinement, stores: Sequence[Path]
 ) -> list[Path]:
     """The installation of the program `argv` runs, never at the price of a hidden path
-    or a store (a program at a repository's root, say); a store inside it is masked."""
+    or a store (a program at a repository's root, say); a store inside it is masked.
+    Nothing when the caller granted the program's needs itself (`grant_program`)."""
+    if not confinement.grant_program:
+        return []
     found = program_paths(argv, env=confinement.env, hidden=confinement.hidden)
     return [path for path in found if not inside_any(path, stores)]
 

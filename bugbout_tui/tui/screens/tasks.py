@@ -1,4 +1,5 @@
-"""The Tasks screen: the bugs mining found, and a person's say on which ones race.
+"""The Tasks screen: the bugs (and environment repairs) mining found, and a person's say
+on which ones race.
 
 Decisions go to `[tasks] include` / `exclude` in bugbout.toml (through the same
 comment-keeping editor as the Config screen), so they are reviewable in the file and
@@ -31,20 +32,29 @@ from textual.widgets import DataTable, Markdown, Static, TabbedContent, TabPane
 from bugbout_tui.core import look
 from bugbout_tui.core.config import Decision, TasksConfig
 from bugbout_tui.core.config_doc import ConfigDocument
+from bugbout_tui.core.env_models import Repair
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.models import Oracle, OracleSet, OutcomeTally, Resolution, Task, TaskSet
 from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.show_commit import show_commit
+from bugbout_tui.report.env_build import NO_CONTROLS, control_problem
 from bugbout_tui.rules.score import unreliable_grader
-from bugbout_tui.rules.task_facts import control_words, environment_rows, quarantined_lines
-from bugbout_tui.tui.env_view import env_kind, env_task_view
+from bugbout_tui.rules.task_facts import (
+    control_words,
+    env_task_rows,
+    environment_rows,
+    issue_words,
+    quarantined_lines,
+)
+from bugbout_tui.tui.env_view import env_controls_view, env_kind
 from bugbout_tui.tui.screens.base import BoutScreen
 from bugbout_tui.tui.widgets.columns import Column, add_columns, fit_columns
 
 COLUMNS = (
     Column("sel", "", 1),
     Column("id", "task", 14),
+    Column("kind", "kind", 4),
     Column("issue", "issue", 6),
     Column("title", "title", 60, share=1),
     Column("status", "status", 34, share=1),
@@ -80,23 +90,45 @@ class TaskStatus:
     style: str
 
 
-def task_status(task: Task, tasks: TasksConfig, oracles: OracleSet | None) -> TaskStatus:
-    """A person's decision first, then what keeps a task from being scored or raced."""
+def task_status(
+    task: Task,
+    tasks: TasksConfig,
+    oracles: OracleSet | None,
+    controls: Mapping[str, Repair] | None = None,
+) -> TaskStatus:
+    """A person's decision first, then what keeps a task from being scored or raced. An
+    environment task's ground truth is its two controls (`controls`), not an oracle."""
     decision = tasks.decision(task.id)
-    oracle = oracles.oracles.get(task.id) if oracles is not None else None
     if decision == "excluded":
         return TaskStatus("excluded by you", "red")
-    if oracle is not None and not oracle.scored:
-        return TaskStatus(f"not scored: {oracle.reason or 'no ground truth'}", "yellow")
+    pending, unscored = ground_truth_state(task, oracles, controls)
+    if unscored is not None:
+        return TaskStatus(f"not scored: {unscored}", "yellow")
     if not task.statement and task.kind == "bug":
         return TaskStatus(f"not raced: no issue text ({task.statement_missing})", "yellow")
     if decision == "accepted":
         return TaskStatus("accepted by you", "bold green")
     if tasks.require_review:
         return TaskStatus("awaiting review (a accepts)", "cyan")
-    if oracle is None:
+    if pending:
         return TaskStatus("will race (ground truth pending)", "green")
     return TaskStatus("will race", "green")
+
+
+def ground_truth_state(
+    task: Task, oracles: OracleSet | None, controls: Mapping[str, Repair] | None
+) -> tuple[bool, str | None]:
+    """Whether the task's ground truth is still to come, and why it leaves the task
+    unscored (None: it does not, or is not known yet). A bug's is its oracle; an
+    environment task's, its controls: the files as written must fail, the known repair
+    must install and run."""
+    if task.kind == "env":
+        problem = control_problem(controls)
+        return (True, None) if problem == NO_CONTROLS else (False, problem)
+    oracle = oracles.oracles.get(task.id) if oracles is not None else None
+    if oracle is None:
+        return True, None
+    return False, None if oracle.scored else (oracle.reason or "no ground truth")
 
 
 def funnel_text(taskset: TaskSet) -> Text:
@@ -113,8 +145,14 @@ def funnel_text(taskset: TaskSet) -> Text:
 
 
 def issue_head(task: Task) -> RenderableType:
-    """What stands above the issue text: its number, or why there is no text."""
-    head = Text(f"Issue #{task.issue}", style="bold")
+    """What stands above the issue text: its number, or why there is no text. An
+    environment task races without one: the agents get its failing log."""
+    head = Text(f"Issue {issue_words(task)}", style="bold")
+    if task.statement is None and task.kind == "env":
+        why = task.statement_missing or "unknown"
+        return Group(head, Text(inert(f"\nNo issue text ({why})."), style="dim"),
+                     Text("The agents get the failing log of a clean install at the task's "
+                          "date.", style="dim"))  # fmt: skip
     if task.statement is None:
         why = task.statement_missing or "unknown"
         return Group(head, Text(inert(f"\nNo issue text could be read ({why})."), style="yellow"),
@@ -148,6 +186,10 @@ def tests_view(
     facts.add_column()
     facts.add_row("fix commit", task.fix_commit[:12])
     facts.add_row("base commit", Text(f"{task.base_commit[:12]} (the agents start here)"))
+    if task.env is not None:
+        for label, words in env_task_rows(task):
+            facts.add_row(label, Text(inert(words)))
+        return facts
     facts.add_row("source files", Text(inert_line(", ".join(task.source_files))))
     tests_shown = inert_line(", ".join(task.test_files))
     facts.add_row("test files", Text(f"{tests_shown} (hidden from agents)"))
@@ -315,13 +357,17 @@ class TasksScreen(BoutScreen):
             funnel.update(Text(why, style="yellow"))
             self._show_detail(None)
             return
-        oracles = self.session.records.oracles
-        rows = {task.id: self._row(task, tasks_cfg, oracles) for task in taskset.tasks}
+        records = self.session.records
+        statuses = {
+            task.id: task_status(task, tasks_cfg, records.oracles, records.env_controls(task.id))
+            for task in taskset.tasks
+        }
+        rows = {
+            task.id: self._row(task, statuses[task.id], records.oracles) for task in taskset.tasks
+        }
         self._sync_rows(rows)
         racing = sum(
-            1
-            for task in taskset.tasks
-            if task_status(task, tasks_cfg, oracles).label.startswith(("will race", "accepted"))
+            status.label.startswith(("will race", "accepted")) for status in statuses.values()
         )
         line = funnel_text(taskset)
         line.append(f"\n{racing} of {len(taskset.tasks)} tasks can race", style="dim")
@@ -330,15 +376,15 @@ class TasksScreen(BoutScreen):
         funnel.update(line)
         self._show_detail(self._highlighted())
 
-    def _row(self, task: Task, tasks_cfg: TasksConfig, oracles: OracleSet | None) -> Row:
-        status = task_status(task, tasks_cfg, oracles)
+    def _row(self, task: Task, status: TaskStatus, oracles: OracleSet | None) -> Row:
         oracle = oracles.oracles.get(task.id) if oracles is not None else None
         f2p = str(len(oracle.fail_to_pass)) if oracle is not None else "–"
         mark = "●" if task.id in self.selected else ""
         return (
             (mark, "bold cyan"),
             (task.id, "bold"),
-            (f"#{task.issue}", ""),
+            (task.kind, "magenta" if task.kind == "env" else "dim"),
+            (issue_words(task), ""),
             (task.title, ""),
             (status.label, status.style),
             (f2p, ""),
@@ -396,12 +442,10 @@ class TasksScreen(BoutScreen):
             return
         records = self.session.records
         oracle = records.oracles.oracles.get(task.id) if records.oracles else None
+        shown = tests_view(task, oracle, records.control(task.id), records.quarantined(task.id))
         if task.kind == "env":
-            tests.update(env_task_view(task, records.env_controls(task.id)))
-        else:
-            tests.update(
-                tests_view(task, oracle, records.control(task.id), records.quarantined(task.id))
-            )
+            shown = Group(shown, env_controls_view(records.env_controls(task.id)))
+        tests.update(shown)
         if task.id == self._detail_task:
             return
         self._detail_task = task.id

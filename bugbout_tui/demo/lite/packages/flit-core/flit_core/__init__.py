@@ -1,0 +1,1 @@
+"""A simple packaging tool for simple packages: the build backend half."""

@@ -1,0 +1,3 @@
+"""HTTP for Humans."""
+
+__version__ = "2.32.3"

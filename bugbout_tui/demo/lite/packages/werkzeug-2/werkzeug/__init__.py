@@ -1,0 +1,1 @@
+"""The WSGI toolkit: requests, responses, routing and URL helpers."""

@@ -1,0 +1,1 @@
+"""yaml: a placeholder for the name people type when they mean PyYAML."""
