@@ -79,6 +79,16 @@ RESOLUTIONS: dict[str, Look] = {
 }
 """A patch's status under the maintainers' hidden tests, as a reader says it."""
 
+REPAIRS: dict[str, Look] = {
+    "resolved": Look("✓", "resolved", "green"),
+    "install-failed": Look("✗", "install failed", "red"),
+    "run-failed": Look("✗", "run failed", "red"),
+    "rejected": Look("⊘", "rejected", "red"),
+    "no-repair": Look("∅", "no repair", "yellow"),
+    "not-run": Look("-", "not counted", "dim"),
+}
+"""How an environment repair ended: installed and ran, or where it stopped."""
+
 PICKS: dict[bool, Look] = {
     True: Look("✓", "right", "green"),
     False: Look("✗", "wrong", "red"),
@@ -110,6 +120,10 @@ def outcome(name: str) -> Look:
 
 def resolution(name: str) -> Look:
     return _looked_up(RESOLUTIONS, name)
+
+
+def repair(name: str) -> Look:
+    return _looked_up(REPAIRS, name)
 
 
 def pick(right: bool) -> Look:

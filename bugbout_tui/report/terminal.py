@@ -44,11 +44,19 @@ from bugbout_tui.report.model import (
     signed_difference,
 )
 
-__all__ = ["render_terminal"]
+__all__ = ["render_terminal", "render_terminal_parts"]
 
 
 def render_terminal(report: Report) -> RenderableType:
     """The whole report as one renderable, for `Console.print`."""
+    head, env = render_terminal_parts(report)
+    return head if env is None else Group(head, env)
+
+
+def render_terminal_parts(report: Report) -> tuple[RenderableType, RenderableType | None]:
+    """The report before its environment section, and that section (None when there is
+    no environment task): the TUI shows them apart, so a key brings the environment
+    boards into view in a long report."""
     report = inert_fields(report)
     env = report.env
     # A bout of environment tasks alone has nothing in the bug sections: it shows the
@@ -82,9 +90,7 @@ def render_terminal(report: Report) -> RenderableType:
             *(_stopping(report.stopping) if report.stopping is not None else []),
             *_tasks(report),
         ]
-    if env is not None:
-        parts += _env(env)
-    return Group(*parts)
+    return Group(*parts), (Group(*_env(env)) if env is not None else None)
 
 
 def _heading(title: str) -> Group:

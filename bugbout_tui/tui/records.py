@@ -14,6 +14,7 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from bugbout_tui.core.config import Policy
+from bugbout_tui.core.env_models import Repair, RepairSet
 from bugbout_tui.core.errors import StoreError
 from bugbout_tui.core.models import (
     Attempt,
@@ -23,9 +24,11 @@ from bugbout_tui.core.models import (
     OutcomeTally,
     Resolution,
     ResolutionSet,
+    Task,
     TaskSet,
 )
 from bugbout_tui.core.store import Store
+from bugbout_tui.rules.env_judge import EnvVerdict, choose_repair
 from bugbout_tui.rules.flakes import matrix_without, quarantined
 from bugbout_tui.rules.judge import Verdict, judge_all
 
@@ -46,8 +49,45 @@ class Records:
     resolutions: ResolutionSet | None = None
     ledger: Ledger | None = None
     """The flake ledger: every test outcome of the bout, and so the quarantined tests."""
+    repairs: RepairSet | None = None
+    """Every environment task's repairs and controls, scored (`repairs.json`)."""
+    env_verdicts: dict[str, EnvVerdict] = field(default_factory=dict)
+    """Environment task id → the env judge's verdict on its repairs, judged afresh: an
+    environment task has no matrix and no policy."""
     problems: list[str] = field(default_factory=list)
     """Files that could not be read, each as a sentence naming the file."""
+
+    def task(self, task_id: str) -> Task | None:
+        if self.taskset is None:
+            return None
+        return next((task for task in self.taskset.tasks if task.id == task_id), None)
+
+    @property
+    def env_tasks(self) -> list[str]:
+        """The environment tasks' ids, in mining order."""
+        if self.taskset is None:
+            return []
+        return [task.id for task in self.taskset.tasks if task.kind == "env"]
+
+    def is_env(self, task_id: str) -> bool:
+        """Whether the task is an environment task: its repairs are installed and traced,
+        not tested, so screens show them instead of patches, tests and matrices."""
+        task = self.task(task_id)
+        if task is not None:
+            return task.kind == "env"
+        return self.repairs is not None and task_id in self.repairs.repairs
+
+    def repair(self, task: str, contestant: str) -> Repair | None:
+        """An attempt's repair of an environment task, once scored."""
+        return self.task_repairs(task).get(contestant)
+
+    def task_repairs(self, task: str) -> dict[str, Repair]:
+        """The task's repairs, scored: contestant → repair."""
+        return {} if self.repairs is None else self.repairs.repairs.get(task, {})
+
+    def env_controls(self, task: str) -> dict[str, Repair]:
+        """The task's `base` and `gold` controls, as far as they are made."""
+        return {} if self.repairs is None else self.repairs.controls.get(task, {})
 
     def attempt(self, task: str, contestant: str) -> Attempt | None:
         for attempt in self.attempts.get(task, []):
@@ -84,6 +124,7 @@ def load_records(project_dir: Path) -> Records:
     attempts = store.attempts(unreadable)
     matrices = store.matrices(unreadable)
     ledger = read(store.ledger_path, Ledger)
+    repairs = read(store.repairs_path, RepairSet)
     return Records(
         taskset=read(store.tasks_path, TaskSet),
         oracles=read(store.oracles_path, OracleSet),
@@ -95,5 +136,10 @@ def load_records(project_dir: Path) -> Records:
         },
         resolutions=read(store.resolutions_path, ResolutionSet),
         ledger=ledger,
+        repairs=repairs,
+        env_verdicts={
+            task: choose_repair(task, found)
+            for task, found in (repairs.repairs.items() if repairs is not None else ())
+        },
         problems=[exc.message for exc in unreadable],
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from envproject import add_env_tasks
 from tuiproject import build_project
 
 
@@ -31,3 +32,9 @@ def calc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = build_project(tmp_path / "calc")
     monkeypatch.chdir(root)
     return root
+
+
+@pytest.fixture
+def calc_env(calc: Path) -> Path:
+    """calc with two Lite environment tasks raced and their repairs scored."""
+    return add_env_tasks(calc)

@@ -96,3 +96,44 @@ def test_unsaved_changes_question(snap_compare: Compare, calc: Path, size: str) 
         await press_and_settle(pilot, "1", "down", "enter", "x", "enter", "2")
 
     assert snap_compare(calc_app(calc), terminal_size=SIZES[size], run_before=run_before)
+
+
+# --- Environment tasks (calc with two Lite tasks raced and scored: `envproject`) ----------
+
+
+@sizes
+def test_env_attempt_repair(snap_compare: Compare, calc_env: Path, size: str) -> None:
+    """An attempt on an environment task, on its Repair tab: the install, the traced
+    run, D¹, D², D³ and the audit."""
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        await settle(pilot)
+        await press_and_settle(pilot, "3")
+        screen = pilot.app.screen
+        assert isinstance(screen, RaceScreen)
+        lane = screen.query("LaneBox").first()
+        lane.attempts.focus()
+        lane.attempts.highlight("lite-pin-yanked/careful")
+        await press_and_settle(pilot, "enter", "right", "right", "right", "right")
+
+    assert snap_compare(calc_app(calc_env), terminal_size=SIZES[size], run_before=run_before)
+
+
+@sizes
+def test_env_verdict(snap_compare: Compare, calc_env: Path, size: str) -> None:
+    """The env judge's verdict on a task whose pick the merge gate refuses."""
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        await settle(pilot)
+        await press_and_settle(pilot, "5")
+        table = pilot.app.screen.query_one("#verdict-table")
+        table.move_cursor(row=table.get_row_index("lite-pin-yanked"))  # type: ignore[attr-defined]
+        await settle(pilot)
+
+    assert snap_compare(calc_app(calc_env), terminal_size=SIZES[size], run_before=run_before)
+
+
+@sizes
+def test_env_report_boards(snap_compare: Compare, calc_env: Path, size: str) -> None:
+    """The report scrolled to the environment boards with `b`."""
+    assert snap_compare(calc_app(calc_env), terminal_size=SIZES[size], run_before=keys("6", "b"))

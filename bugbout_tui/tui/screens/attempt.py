@@ -1,7 +1,11 @@
 """One attempt in full: what it was asked, what it printed, what it changed, what it cost.
 
-Everything shown here comes from the agent, so it is made inert and drawn as plain
-text (or as a syntax-highlighted diff), never read as markup.
+An attempt on an environment task shows its repair too: how it ended, the logs of its
+clean install and of its traced run, what it declares, installs and uses, and the audit.
+
+Everything shown here comes from the agent (or from the packages it chose), so it is
+made inert and drawn as plain text (or as a syntax-highlighted diff), never read as
+markup.
 """
 
 from __future__ import annotations
@@ -24,8 +28,11 @@ from textual.worker import Worker
 
 from bugbout_tui.agents.base import STDERR_LOG, STDOUT_LOG
 from bugbout_tui.core import look
+from bugbout_tui.core.env_models import EnvStep, Repair
 from bugbout_tui.core.models import Attempt
 from bugbout_tui.core.text import inert, inert_line
+from bugbout_tui.rules.env_files import split_repair
+from bugbout_tui.tui.env_view import ENV_MARK, NOT_SCORED, repair_view
 from bugbout_tui.tui.screens.base import BoutScreen
 from bugbout_tui.tui.watch import LineTail
 from bugbout_tui.tui.widgets.lane import shown_phase
@@ -80,6 +87,29 @@ def follow_logs(tails: tuple[LineTail, LineTail]) -> list[str]:
     return new_lines(out) + [STDERR_MARK + line for line in new_lines(err)]
 
 
+def read_step_log(store_root: Path, step: EnvStep | None) -> list[str]:
+    """The whole output of a repair's install or traced run, as plain lines, its end
+    when it is longer than `LOG_LIMIT` (the file keeps everything)."""
+    if step is None:
+        return ["(this step did not run)"]
+    if step.log is None:
+        return ["(no output was kept)"]
+    path = store_root / step.log
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return [f"(the log {inert_line(step.log)} could not be read: {exc.strerror or exc})"]
+    lines = [inert_line(line) for line in text.splitlines()]
+    head = f"── {inert_line(step.log)} ──"
+    if len(lines) > LOG_LIMIT:
+        dropped = len(lines) - LOG_LIMIT
+        head += (
+            f"  … {look.plural(dropped, 'earlier line')} "
+            f"{look.verb(dropped, 'is', 'are')} in the file"
+        )
+    return [head, *(lines[-LOG_LIMIT:] or ["(no output)"])]
+
+
 def _read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8", errors="replace")
@@ -87,9 +117,14 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def patch_view(attempt: Attempt) -> RenderableType:
+ENV_PATCH_HEADING = "the repair — environment files are installed clean; any other file rejects it"
+
+
+def patch_view(attempt: Attempt, *, env: bool = False) -> RenderableType:
     """The patch's three parts, each as a highlighted diff under a heading saying how it
-    is treated (only `source` is ever applied)."""
+    is treated (only `source` is ever applied). A repair of an environment task (`env`)
+    is the other way round: only environment files are taken, so each file says
+    whether it is one."""
     patch = attempt.patch
     notes = [Text(f"note: {inert_line(note)}", style="yellow") for note in patch.notes]
     if patch.oversized is not None:
@@ -101,10 +136,18 @@ def patch_view(attempt: Attempt) -> RenderableType:
     files = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
     for column in ("file", "part", "change", "+", "-"):
         files.add_column(column)
+    env_files = set(split_repair(patch)[0]) if env else set()
     for change in patch.files:
+        shown_part = Text(change.part)
+        if env:
+            shown_part = (
+                Text("environment", style="green")
+                if change.path in env_files
+                else Text("not an environment file", style="red")
+            )
         files.add_row(
             Text(inert_line(change.path)),
-            change.part,
+            shown_part,
             change.status,
             Text(str(change.added_lines), style="green"),
             Text(str(change.removed_lines), style="red"),
@@ -115,10 +158,13 @@ def patch_view(attempt: Attempt) -> RenderableType:
         "tests": "tests — run as this author's evidence, never applied",
         "other": "other files — shown and flagged, never applied",
     }
+    if env:
+        parts.append(Text(f"\n{ENV_PATCH_HEADING}", style="bold"))
     for part, heading in headings.items():
         diff = getattr(patch, part)
         if diff:
-            parts.append(Text(f"\n{heading}", style="bold"))
+            if not env:
+                parts.append(Text(f"\n{heading}", style="bold"))
             parts.append(Syntax(inert(diff), "diff", theme="ansi_dark", word_wrap=False))
     return Group(*parts, *notes)
 
@@ -165,6 +211,15 @@ class AttemptScreen(BoutScreen):
             super().__init__()
             self.files = files
 
+    class EnvLogsRead(Message):
+        """The repair's install and trace logs, read from the store."""
+
+        def __init__(self, repair: Repair, install: list[str], trace: list[str]) -> None:
+            super().__init__()
+            self.repair = repair
+            self.install = install
+            self.trace = trace
+
     class LinesFollowed(Message):
         def __init__(self, lines: list[str], tails: tuple[LineTail, LineTail]) -> None:
             super().__init__()
@@ -181,8 +236,12 @@ class AttemptScreen(BoutScreen):
         self._tails: tuple[LineTail, LineTail] | None = None
         """Set while the log follows a running attempt; the record's arrival ends it."""
         self._looking: Worker[None] | None = None
+        self._env = False
+        """An attempt on an environment task: its repair has tabs of its own."""
+        self._shown_repair: Repair | None = None
 
     def body(self) -> ComposeResult:
+        self._env = self.session.records.is_env(self.task_id)
         yield Static(id="attempt-title")
         with TabbedContent(id="attempt-tabs"):
             with TabPane("Summary", id="tab-summary"), VerticalScroll():
@@ -193,8 +252,18 @@ class AttemptScreen(BoutScreen):
                 yield Log(id="attempt-log", max_lines=LOG_LIMIT)
             with TabPane("Prompt", id="tab-prompt"), VerticalScroll():
                 yield Static(id="attempt-prompt")
+            if self._env:
+                with TabPane("Repair", id="tab-repair"), VerticalScroll():
+                    yield Static(Text(NOT_SCORED, style="dim"), id="attempt-repair")
+                with TabPane("Install log", id="tab-install-log"):
+                    yield Log(id="attempt-install-log", max_lines=LOG_LIMIT + 1)
+                with TabPane("Trace log", id="tab-trace-log"):
+                    yield Log(id="attempt-trace-log", max_lines=LOG_LIMIT + 1)
 
     def on_mount(self) -> None:
+        if self._env:
+            for selector in ("#attempt-install-log", "#attempt-trace-log"):
+                self.query_one(selector, Log).write_line("(written when the repair is scored)")
         self.action_reload()
         self.set_interval(FOLLOW_EVERY, self._follow)
 
@@ -205,12 +274,14 @@ class AttemptScreen(BoutScreen):
         record = self._record()
         if record is not None and record is not self._shown_record:
             self._shown_record = record
-            self.query_one("#attempt-patch", Static).update(patch_view(record))
+            self.query_one("#attempt-patch", Static).update(patch_view(record, env=self._env))
             self.action_reload()
         elif record is None:
             self.query_one("#attempt-patch", Static).update(
                 Text("The patch is harvested when the attempt ends.", style="dim")
             )
+        if self._env:
+            self._show_repair()
         self.show_live()
 
     def show_live(self) -> None:
@@ -224,10 +295,16 @@ class AttemptScreen(BoutScreen):
         seconds = record.seconds if record else None
         if seconds is None and view is not None and view.started_at is not None:
             seconds = (self.session.now() - view.started_at).total_seconds()
-        title = Text.assemble((inert_line(self.task_id), "bold"), " · ")
+        title = Text(f"{ENV_MARK} ", style="magenta") if self._env else Text()
+        title.append(inert_line(self.task_id), style="bold")
+        title.append(" · ")
         title.append(inert_line(self.contestant), style="bold cyan")
         title.append("  ")
-        title.append_text(look.phase(phase).badge())
+        repair = self._shown_repair
+        if repair is not None and repair.status != "not-run":  # its result, as on the board
+            title.append_text(look.repair(repair.status).badge())
+        else:
+            title.append_text(look.phase(phase).badge())
         if seconds is not None:
             title.append(f"  {look.clock(seconds)}", style="dim")
         title.append("   esc returns", style="dim")
@@ -237,7 +314,37 @@ class AttemptScreen(BoutScreen):
             self._summary_for = shown
             self.query_one("#attempt-summary", Static).update(summary_view(record, phase, seconds))
 
+    def _show_repair(self) -> None:
+        """The repair once scored, and its logs read again when it changed."""
+        repair = self.session.records.repair(self.task_id, self.contestant)
+        if repair is None or repair == self._shown_repair:
+            return
+        self._shown_repair = repair
+        self.query_one("#attempt-repair", Static).update(repair_view(repair))
+        self._read_env_logs(repair)
+
+    @work(thread=True, exclusive=True, group="attempt-env-logs", exit_on_error=False)
+    def _read_env_logs(self, repair: Repair) -> None:
+        root = self.session.store.root
+        install = read_step_log(root, repair.install)
+        trace = read_step_log(root, repair.trace)
+        self.post_message(self.EnvLogsRead(repair, install, trace))
+
+    @on(EnvLogsRead)
+    def _env_logs_read(self, message: EnvLogsRead) -> None:
+        if message.repair is not self._shown_repair:
+            return
+        for selector, lines in (
+            ("#attempt-install-log", message.install),
+            ("#attempt-trace-log", message.trace),
+        ):
+            log = self.query_one(selector, Log)
+            log.clear()
+            log.write_lines(lines)
+
     def action_reload(self) -> None:
+        if self._shown_repair is not None:
+            self._read_env_logs(self._shown_repair)
         view = self.session.state.attempts.get(self.attempt)
         record = self._record()
         logdir = record.logdir if record else (view.logdir if view else None)

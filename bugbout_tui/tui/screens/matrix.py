@@ -1,7 +1,8 @@
 """The Matrix screen: per task, every author's tests on the base and on every patch.
 
-Author and patch names come from the config, task ids from the repository: labels show
-them inert.
+An environment task has no tests to cross-examine, so no matrix: it is listed, and says
+where its repairs are shown instead. Author and patch names come from the config, task
+ids from the repository: labels show them inert.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from textual.widgets.option_list import Option
 from bugbout_tui.core import look
 from bugbout_tui.core.models import Author, Matrix
 from bugbout_tui.core.text import inert_line
+from bugbout_tui.tui.env_view import ENV_MARK
 from bugbout_tui.tui.matrix_view import BASE, CellSummary, Filters, MatrixGrid, matrix_grid
 from bugbout_tui.tui.screens.base import BoutScreen
 from bugbout_tui.tui.screens.cell import CellScreen
@@ -38,6 +40,18 @@ LEGEND = Text.assemble(
 
 def _patches(count: int) -> tuple[str, str]:
     return (f"  {count} patch{'es' if count != 1 else ''}", "dim")
+
+
+def no_matrix_text(task: str) -> Text:
+    """What the Matrix screen says of an environment task."""
+    return Text.assemble(
+        (f"{ENV_MARK} ", "magenta"), (inert_line(task), "bold"),
+        " is an environment repair: there are no tests to cross-examine, so it has no "
+        "matrix. A clean install at the task's date and a traced run of its command judge "
+        "each repair: open an attempt on the Race screen (3) for its install, trace and "
+        "audit, and see the env judge's pick on the Verdicts screen (5).",
+        style="yellow",
+    )  # fmt: skip
 
 
 def tree_label(tree: str) -> Text:
@@ -112,18 +126,21 @@ class MatrixScreen(BoutScreen):
         self.grid.focus()
 
     def show_records(self) -> None:
-        matrices = self.session.records.matrices
-        tasks = sorted(matrices, key=look.task_order)
+        records = self.session.records
+        matrices = records.matrices
+        env = [task for task in records.env_tasks if task not in matrices]
+        tasks = [*sorted(matrices, key=look.task_order), *env]
         if tasks != self._tasks:
             self._tasks = tasks
             listing = self.query_one("#matrix-tasks", OptionList)
             listing.set_options(
                 Option(Text.assemble((inert_line(task), "bold"),
-                                     _patches(len(matrices[task].patches)),
+                                     _patches(len(matrices[task].patches)) if task in matrices
+                                     else (f"  {ENV_MARK}", "magenta"),
                                      no_wrap=True, overflow="ellipsis"), id=task)
                 for task in tasks
             )  # fmt: skip
-        if self.task_id not in matrices:
+        if self.task_id not in tasks:
             self.task_id = tasks[0] if tasks else None
         self._show_task(force=True)
 
@@ -160,9 +177,15 @@ class MatrixScreen(BoutScreen):
     def _show_task(self, *, force: bool = False) -> None:
         matrix = self._matrix()
         title = self.query_one("#matrix-title", Static)
+        env = matrix is None and self.task_id is not None and self.task_id in self._tasks
+        self.query_one("#matrix-legend", Static).display = not env
         if matrix is None:
             self.grid.set_grid(Text(""), [], [], [])
             self._grid = None
+            if env and self.task_id is not None:
+                self._highlight_task()
+                title.update(no_matrix_text(self.task_id))
+                return
             title.update(
                 Text(
                     "No matrix yet. After the race, every author's tests run on the unfixed "
@@ -171,9 +194,7 @@ class MatrixScreen(BoutScreen):
                 )
             )
             return
-        listing = self.query_one("#matrix-tasks", OptionList)
-        if self.task_id in self._tasks:
-            listing.highlighted = self._tasks.index(self.task_id)
+        self._highlight_task()
         grid = matrix_grid(matrix, self.filters)
         filters = Text.assemble(
             ("  r ", "bold cyan"), "only reproductions ",
@@ -187,6 +208,11 @@ class MatrixScreen(BoutScreen):
         if not force and grid == self._grid:
             return
         self._fill(grid)
+
+    def _highlight_task(self) -> None:
+        listing = self.query_one("#matrix-tasks", OptionList)
+        if self.task_id in self._tasks:
+            listing.highlighted = self._tasks.index(self.task_id)
 
     def _fill(self, grid: MatrixGrid) -> None:
         """Show a grid; the cursor stays on the same tree and author when it can."""

@@ -12,13 +12,27 @@ from textual.containers import Container
 from textual.message import Message
 from textual.widgets import Static
 
+from bugbout_tui.core.models import attempt_name
 from bugbout_tui.core.text import inert_line
 from bugbout_tui.engine.race import RETRYABLE
 from bugbout_tui.engine.state import BoutState
+from bugbout_tui.tui.records import Records
 from bugbout_tui.tui.screens.attempt import AttemptScreen
 from bugbout_tui.tui.screens.base import BoutScreen
-from bugbout_tui.tui.widgets.lane import LaneBox, lane_id, preload_lane_css
+from bugbout_tui.tui.widgets.lane import NO_ENV, EnvRows, LaneBox, lane_id, preload_lane_css
 from bugbout_tui.tui.widgets.pick_list import PickList
+
+
+def env_rows(records: Records, version: int) -> EnvRows:
+    """Which tasks are environment tasks and how each scored repair ended, by attempt."""
+    tasks = frozenset(records.env_tasks)
+    repairs = {
+        attempt_name(task, contestant): repair.status
+        for task in tasks
+        for contestant, repair in records.task_repairs(task).items()
+    }
+    return EnvRows(tasks=tasks, repairs=repairs, version=version)
+
 
 MIN_COLUMN = 40
 """Narrower than this per lane, lanes are stacked as rows instead of columns."""
@@ -138,6 +152,7 @@ class RaceScreen(BoutScreen):
         """The window is too narrow for every lane: one is shown at a time."""
         self._shown_lane = 0
         """Which lane is shown when only one is (its index in the board's order)."""
+        self._env = NO_ENV
 
     def body(self) -> ComposeResult:
         yield Static(id="race-summary")
@@ -160,6 +175,9 @@ class RaceScreen(BoutScreen):
             empty.update(waiting_text(state, self.session.engine_running))
         self._sync_lanes(state)
         self._focus_first_lane()
+        version = self.session.records_version
+        if self._env.version != version:
+            self._env = env_rows(self.session.records, version)
         project = self.session.project
         now, wall = self.session.now(), self.session.clock()
         for quota, box in self._lanes.items():
@@ -167,7 +185,7 @@ class RaceScreen(BoutScreen):
             if lane is None or not box.is_mounted:
                 continue
             capacity = project.config.run.capacity(quota) if project is not None else 1
-            box.show(lane, state, self.session.outputs, now, capacity, wall)
+            box.show(lane, state, self.session.outputs, now, capacity, wall, self._env)
 
     def _sync_lanes(self, state: BoutState) -> None:
         container = self.query_one("#lanes", Container)

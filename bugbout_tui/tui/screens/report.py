@@ -1,4 +1,9 @@
-"""The Report screen: the same report `bugbout report` prints, and its export."""
+"""The Report screen: the same report `bugbout report` prints, and its export.
+
+Environment repairs come last in a long report: their section (the All, Lite, Secure and
+Stochastic boards, the env judge's picks, newest against safe, the loosened pins) is a
+part of its own, which `b` scrolls to the top.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +20,8 @@ from textual.widgets import Static
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.text import inert
 from bugbout_tui.engine.report import load_report, write_report
-from bugbout_tui.report import Report, render_terminal
+from bugbout_tui.report import Report
+from bugbout_tui.report.terminal import render_terminal_parts
 from bugbout_tui.tui.screens.base import BoutScreen
 
 
@@ -26,6 +32,8 @@ class ReportScreen(BoutScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("e", "export", "Export md + json", id="export",
                 tooltip="Write .bugbout/report.md and .bugbout/report.json"),
+        Binding("b", "env_boards", "Env boards", id="env-boards",
+                tooltip="Scroll to the environment repairs: their boards, picks and pins"),
     ]  # fmt: skip
     WRITES = frozenset({"export"})
 
@@ -48,6 +56,9 @@ class ReportScreen(BoutScreen):
     def body(self) -> ComposeResult:
         with VerticalScroll(id="report-scroll"):
             yield Static(Text("Building the report…", style="dim"), id="report-body")
+            env = Static(id="report-env")
+            env.display = False
+            yield env
 
     def show_records(self) -> None:
         self._build()
@@ -68,11 +79,31 @@ class ReportScreen(BoutScreen):
     @on(Built)
     def _built(self, message: Built) -> None:
         body = self.query_one("#report-body", Static)
+        env = self.query_one("#report-env", Static)
+        had_env = self.report is not None and self.report.env is not None
         self.report = message.report
         if message.report is None:
             body.update(Text(inert(message.error or ""), style="yellow"))
+            env.display = False
             return
-        body.update(render_terminal(message.report))
+        head, env_part = render_terminal_parts(message.report)
+        body.update(head)
+        env.display = env_part is not None
+        env.update(env_part or "")
+        if had_env != (env_part is not None):
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`b` only when the report has environment repairs to scroll to."""
+        if action == "env_boards":
+            return self.report is not None and self.report.env is not None
+        return super().check_action(action, parameters)
+
+    def action_env_boards(self) -> None:
+        env = self.query_one("#report-env", Static)
+        self.query_one("#report-scroll", VerticalScroll).scroll_to_widget(
+            env, animate=False, top=True
+        )
 
     def action_export(self) -> None:
         if self.report is None:

@@ -32,11 +32,13 @@ from textual.widgets import DataTable, Markdown, Static, TabbedContent, TabPane
 from bugbout_tui.core import look
 from bugbout_tui.core.config import Decision, TasksConfig
 from bugbout_tui.core.config_doc import ConfigDocument
+from bugbout_tui.core.env_models import Repair
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.models import Oracle, OracleSet, OutcomeTally, Resolution, Task, TaskSet
 from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.show_commit import show_commit
+from bugbout_tui.report.env_build import NO_CONTROLS, control_problem
 from bugbout_tui.rules.score import unreliable_grader
 from bugbout_tui.rules.task_facts import (
     control_words,
@@ -45,6 +47,7 @@ from bugbout_tui.rules.task_facts import (
     issue_words,
     quarantined_lines,
 )
+from bugbout_tui.tui.env_view import env_controls_view, env_kind
 from bugbout_tui.tui.screens.base import BoutScreen
 from bugbout_tui.tui.widgets.columns import Column, add_columns, fit_columns
 
@@ -87,23 +90,45 @@ class TaskStatus:
     style: str
 
 
-def task_status(task: Task, tasks: TasksConfig, oracles: OracleSet | None) -> TaskStatus:
-    """A person's decision first, then what keeps a task from being scored or raced."""
+def task_status(
+    task: Task,
+    tasks: TasksConfig,
+    oracles: OracleSet | None,
+    controls: Mapping[str, Repair] | None = None,
+) -> TaskStatus:
+    """A person's decision first, then what keeps a task from being scored or raced. An
+    environment task's ground truth is its two controls (`controls`), not an oracle."""
     decision = tasks.decision(task.id)
-    oracle = oracles.oracles.get(task.id) if oracles is not None else None
     if decision == "excluded":
         return TaskStatus("excluded by you", "red")
-    if oracle is not None and not oracle.scored:
-        return TaskStatus(f"not scored: {oracle.reason or 'no ground truth'}", "yellow")
+    pending, unscored = ground_truth_state(task, oracles, controls)
+    if unscored is not None:
+        return TaskStatus(f"not scored: {unscored}", "yellow")
     if not task.statement and task.kind == "bug":
         return TaskStatus(f"not raced: no issue text ({task.statement_missing})", "yellow")
     if decision == "accepted":
         return TaskStatus("accepted by you", "bold green")
     if tasks.require_review:
         return TaskStatus("awaiting review (a accepts)", "cyan")
-    if oracle is None:
+    if pending:
         return TaskStatus("will race (ground truth pending)", "green")
     return TaskStatus("will race", "green")
+
+
+def ground_truth_state(
+    task: Task, oracles: OracleSet | None, controls: Mapping[str, Repair] | None
+) -> tuple[bool, str | None]:
+    """Whether the task's ground truth is still to come, and why it leaves the task
+    unscored (None: it does not, or is not known yet). A bug's is its oracle; an
+    environment task's, its controls: the files as written must fail, the known repair
+    must install and run."""
+    if task.kind == "env":
+        problem = control_problem(controls)
+        return (True, None) if problem == NO_CONTROLS else (False, problem)
+    oracle = oracles.oracles.get(task.id) if oracles is not None else None
+    if oracle is None:
+        return True, None
+    return False, None if oracle.scored else (oracle.reason or "no ground truth")
 
 
 def funnel_text(taskset: TaskSet) -> Text:
@@ -332,13 +357,17 @@ class TasksScreen(BoutScreen):
             funnel.update(Text(why, style="yellow"))
             self._show_detail(None)
             return
-        oracles = self.session.records.oracles
-        rows = {task.id: self._row(task, tasks_cfg, oracles) for task in taskset.tasks}
+        records = self.session.records
+        statuses = {
+            task.id: task_status(task, tasks_cfg, records.oracles, records.env_controls(task.id))
+            for task in taskset.tasks
+        }
+        rows = {
+            task.id: self._row(task, statuses[task.id], records.oracles) for task in taskset.tasks
+        }
         self._sync_rows(rows)
         racing = sum(
-            1
-            for task in taskset.tasks
-            if task_status(task, tasks_cfg, oracles).label.startswith(("will race", "accepted"))
+            status.label.startswith(("will race", "accepted")) for status in statuses.values()
         )
         line = funnel_text(taskset)
         line.append(f"\n{racing} of {len(taskset.tasks)} tasks can race", style="dim")
@@ -347,8 +376,7 @@ class TasksScreen(BoutScreen):
         funnel.update(line)
         self._show_detail(self._highlighted())
 
-    def _row(self, task: Task, tasks_cfg: TasksConfig, oracles: OracleSet | None) -> Row:
-        status = task_status(task, tasks_cfg, oracles)
+    def _row(self, task: Task, status: TaskStatus, oracles: OracleSet | None) -> Row:
         oracle = oracles.oracles.get(task.id) if oracles is not None else None
         f2p = str(len(oracle.fail_to_pass)) if oracle is not None else "–"
         mark = "●" if task.id in self.selected else ""
@@ -414,13 +442,15 @@ class TasksScreen(BoutScreen):
             return
         records = self.session.records
         oracle = records.oracles.oracles.get(task.id) if records.oracles else None
-        tests.update(
-            tests_view(task, oracle, records.control(task.id), records.quarantined(task.id))
-        )
+        shown = tests_view(task, oracle, records.control(task.id), records.quarantined(task.id))
+        if task.kind == "env":
+            shown = Group(shown, env_controls_view(records.env_controls(task.id)))
+        tests.update(shown)
         if task.id == self._detail_task:
             return
         self._detail_task = task.id
-        issue.update(issue_head(task))
+        head = issue_head(task)
+        issue.update(Group(env_kind(task), head) if task.kind == "env" else head)
         text.update(inert(task.statement or ""))
         note.update(Text(inert(task.statement_note or ""), style="dim"))
         if task.fix_commit in self._fixes:

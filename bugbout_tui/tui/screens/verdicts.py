@@ -4,6 +4,11 @@ Verdicts are recomputed from the stored matrices under all four policies when th
 is read, so switching the policy here shows its verdicts at once, and saving it makes it
 the project's `[judge] policy`. Test, author and patch names and the judge's reasons
 (which quote them) are shown inert; the nodes keep the names themselves to find cells.
+
+An environment task has no matrix and no policy: the env judge picks among its repairs
+from what each shows of itself (`rules.env_judge`), so its row gives the same pick under
+every policy (its row says it once), and its trail is that judge's: the candidates, the
+pick order, the merge gate and the task's controls.
 """
 
 from __future__ import annotations
@@ -21,16 +26,23 @@ from textual.widgets.tree import TreeNode
 from bugbout_tui.core import look
 from bugbout_tui.core.config import Policy
 from bugbout_tui.core.config_doc import ConfigDocument
+from bugbout_tui.core.env_models import Repair
 from bugbout_tui.core.errors import BugboutError
-from bugbout_tui.core.models import Resolution
+from bugbout_tui.core.models import BASE, GOLD, Resolution
 from bugbout_tui.core.text import inert_line
 from bugbout_tui.core.trials import trial_label_among
+from bugbout_tui.report.env_build import control_problem
+from bugbout_tui.rules.env_judge import EnvVerdict, RankedRepair, f1_text
+from bugbout_tui.rules.env_judge import share as safe_share
 from bugbout_tui.rules.judge import POLICIES, Assessment, CellRef, Verdict
+from bugbout_tui.tui.env_view import ENV_MARK, failure_words
 from bugbout_tui.tui.records import Records
 from bugbout_tui.tui.screens.base import BoutScreen
 from bugbout_tui.tui.screens.cell import CellScreen
 
 NO_VERDICT = Text("no matrix yet", style="dim")
+SAME_PICK = Text("same", style="dim italic")
+"""An environment task's pick under the other policies: the env judge has none."""
 
 
 def pick_text(verdict: Verdict | None, records: Records) -> Text:
@@ -45,6 +57,98 @@ def pick_text(verdict: Verdict | None, records: Records) -> Text:
         mark = look.pick(resolution.status == "resolved")
         text.append(f" {mark.glyph}", style=f"bold {mark.style}")
     return text
+
+
+def env_pick_text(verdict: EnvVerdict) -> Text:
+    """The env judge's pick with the merge gate's answer, or `abstain`."""
+    if verdict.pick is None:
+        return Text("abstain", style="dim italic")
+    text = Text(inert_line(verdict.pick), style="bold")
+    text.append(" gate ✓" if verdict.approved else " gate ✗",
+                style="bold green" if verdict.approved else "bold red")  # fmt: skip
+    return text
+
+
+def ranked_label(place: int, ranked: RankedRepair) -> Text:
+    """One candidate as the pick order reads it: safe install, F1, size, then whether
+    the merge gate would let it through."""
+    label = Text.assemble(
+        (f"{place}. ", "bold"),
+        (inert_line(ranked.contestant), "bold"),
+        f": safe install {safe_share(ranked.safe_install)} · F1 {f1_text(ranked.f1)} · "
+        f"{look.plural(ranked.size, 'line')} · ",
+    )
+    if ranked.blockers:
+        label.append("gate ✗ ", style="bold red")
+        label.append(inert_line("; ".join(ranked.blockers)), style="red")
+    else:
+        label.append("gate ✓", style="bold green")
+    return label
+
+
+def _repair_label(name: str, repair: Repair) -> Text:
+    label = Text.assemble((inert_line(name), "bold"), ": ", look.repair(repair.status).badge())
+    why = failure_words(repair)
+    if why and not repair.resolved:
+        label.append(f": {inert_line(why)}", style="dim")
+    if repair.rejected_files:
+        label.append(f" ({inert_line(', '.join(repair.rejected_files))})", style="dim")
+    return label
+
+
+def fill_env_trail(
+    tree: Tree[CellRef | None],
+    verdict: EnvVerdict,
+    repairs: dict[str, Repair],
+    controls: dict[str, Repair],
+) -> None:
+    """The env judge's trail on one task: the candidates, the pick, the merge gate, the
+    ranking and the controls that make the task count."""
+    tree.clear()
+    root = tree.root
+    head = Text.assemble((inert_line(verdict.task), "bold"), ": ")
+    if verdict.pick is None:
+        head.append("abstains", style="bold yellow")
+    else:
+        head.append(f"picks {inert_line(verdict.pick)}", style="bold green")
+        if verdict.approved:
+            head.append(" — the merge gate approves", style="green")
+        else:
+            head.append(" — the merge gate refuses", style="red")
+    head.append(" · an environment repair: the env judge, no matrix, no policy", style="dim")
+    root.set_label(head)
+    trail = [inert_line(step) for step in verdict.trail]
+    candidates = root.add(Text.assemble(("step 1 · candidates", "bold"), ": ", trail[0]),
+                          expand=True)  # fmt: skip
+    for name in sorted(repairs):
+        candidates.add_leaf(_repair_label(name, repairs[name]))
+    if verdict.pick is not None:
+        order = root.add(
+            Text.assemble(("step 2 · the pick", "bold"), ": ", trail[1] if len(trail) > 1 else ""),
+            expand=True,
+        )
+        order.add_leaf(Text("safest first, then most faithful (F1), then the smallest change",
+                            style="dim"))  # fmt: skip
+        for place, ranked in enumerate(verdict.ranking, start=1):
+            order.add_leaf(ranked_label(place, ranked))
+        gate = root.add(
+            Text.assemble(("step 3 · the merge gate", "bold"), ": ", trail[-1]), expand=True
+        )
+        picked = next((r for r in verdict.ranking if r.contestant == verdict.pick), None)
+        for blocker in picked.blockers if picked is not None else []:
+            gate.add_leaf(Text(inert_line(blocker), style="red"))
+    controls_node = root.add(Text("controls: what makes the task count", style="bold"),
+                             expand=True)  # fmt: skip
+    for name in (BASE, GOLD):
+        control = controls.get(name)
+        if control is None:
+            controls_node.add_leaf(Text(f"{name}: not made yet", style="dim"))
+        else:
+            controls_node.add_leaf(_repair_label(name, control))
+    problem = control_problem(controls)
+    if problem is not None:
+        controls_node.add_leaf(Text(f"the report leaves it out: {problem}", style="yellow"))
+    root.expand()
 
 
 def cell_label(ref: CellRef) -> Text:
@@ -209,7 +313,11 @@ class VerdictsScreen(BoutScreen):
         super().__init__()
         self.policy: Policy | None = None
         self._task_id: str | None = None
-        self._trail_of: tuple[Verdict, list[Resolution | None]] | None = None
+        self._trail_of: (
+            tuple[Verdict, list[Resolution | None]]
+            | tuple[EnvVerdict, dict[str, Repair], dict[str, Repair]]
+            | None
+        ) = None
         """What the trail shows, so a redraw with nothing new keeps what the user opened."""
 
     def body(self) -> ComposeResult:
@@ -243,20 +351,24 @@ class VerdictsScreen(BoutScreen):
                 if current:
                     label.append(" ◂", style="bold")
                 table.add_column(label, key=policy)
-            for task in sorted(records.verdicts, key=look.task_order):
-                verdicts = records.verdicts[task]
-                table.add_row(
-                    Text(inert_line(task), style="bold"),
-                    *(pick_text(verdicts.get(policy), records) for policy in POLICIES),
-                    key=task,
-                )
-            if keep in records.verdicts:
+            tasks = sorted({*records.verdicts, *records.env_verdicts}, key=look.task_order)
+            for task in tasks:
+                if task in records.verdicts:
+                    verdicts = records.verdicts[task]
+                    table.add_row(
+                        Text(inert_line(task), style="bold"),
+                        *(pick_text(verdicts.get(policy), records) for policy in POLICIES),
+                        key=task,
+                    )
+                else:
+                    name = Text.assemble((inert_line(task), "bold"), (f" {ENV_MARK}", "magenta"))
+                    table.add_row(
+                        name, env_pick_text(records.env_verdicts[task]),
+                        *(SAME_PICK for _ in POLICIES[1:]), key=task,
+                    )  # fmt: skip
+            if keep in tasks:
                 table.move_cursor(row=table.get_row_index(keep))
-        self._task_id = (
-            keep
-            if keep in records.verdicts
-            else min(records.verdicts, default=None, key=look.task_order)
-        )
+        self._task_id = keep if keep in tasks else (tasks[0] if tasks else None)
         self._show_trail()
 
     def _show_bar(self) -> None:
@@ -271,7 +383,16 @@ class VerdictsScreen(BoutScreen):
 
     def _show_trail(self) -> None:
         trail: Tree[CellRef | None] = self.query_one("#verdict-trail", Tree)
-        verdicts = self.session.records.verdicts.get(self._task_id or "")
+        records = self.session.records
+        env_verdict = records.env_verdicts.get(self._task_id or "")
+        if env_verdict is not None:
+            task = env_verdict.task
+            env_shown = (env_verdict, records.task_repairs(task), records.env_controls(task))
+            if env_shown != self._trail_of:
+                self._trail_of = env_shown
+                fill_env_trail(trail, *env_shown)
+            return
+        verdicts = records.verdicts.get(self._task_id or "")
         if verdicts is None or self.policy is None:
             self._trail_of = None
             trail.clear()
@@ -284,7 +405,6 @@ class VerdictsScreen(BoutScreen):
             )
             return
         verdict = verdicts[self.policy]
-        records = self.session.records
         shown = (verdict, [records.resolution(verdict.task, a.patch) for a in verdict.assessments])
         if shown != self._trail_of:
             self._trail_of = shown

@@ -5,11 +5,16 @@ unit to watch: at most `capacity` attempts run in it at once. Its head, output a
 are drawn together from one state, so they never disagree; the head and list only when
 the lane changed or its clocks moved on, and the log takes new lines in one batch. Names
 and the parking message come from the config and from agents: they are shown inert.
+
+An attempt on an environment task is marked as one, and once its repair is scored (a
+clean install and a traced run, after the race) its row ends as the repair did.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import ClassVar
 
@@ -25,11 +30,27 @@ from bugbout_tui.core import look
 from bugbout_tui.core.text import inert_line
 from bugbout_tui.core.trials import trial_label
 from bugbout_tui.engine.state import AttemptView, BoutState, LaneView
+from bugbout_tui.tui.env_view import ENV_MARK
 from bugbout_tui.tui.feed import OutputBook
 from bugbout_tui.tui.widgets.pick_list import PickList
 from bugbout_tui.tui.widgets.tail import OutputTail
 
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@dataclass(frozen=True)
+class EnvRows:
+    """What the lanes know of environment tasks, from the store."""
+
+    tasks: frozenset[str] = frozenset()
+    """The environment tasks' ids."""
+    repairs: Mapping[str, str] = field(default_factory=dict)
+    """Attempt → how its repair ended, for the repairs scored so far."""
+    version: int = -1
+    """The reading of the store it comes from: lanes draw again when it changes."""
+
+
+NO_ENV = EnvRows()
 
 
 def lane_id(quota: str, index: int) -> str:
@@ -51,18 +72,35 @@ def shown_phase(view: AttemptView, ended: bool) -> str:
     return "interrupted" if ended and view.phase == "running" else view.phase
 
 
-def attempt_row(view: AttemptView, now: datetime, ended: bool = False) -> Text:
-    """One attempt as a line of the lane's list."""
-    phase = shown_phase(view, ended)
-    line = Text.assemble(look.phase(phase).mark(), " ", (inert_line(view.task), "bold"), " · ")
+def attempt_name_text(view: AttemptView, env: EnvRows) -> Text:
+    """`task · contestant`, with `env` before the task when it is an environment task."""
+    line = Text()
+    if view.task in env.tasks:
+        line.append(f"{ENV_MARK} ", style="magenta")
+    line.append(inert_line(view.task), style="bold")
+    line.append(" · ")
     line.append(inert_line(trial_label(view.contestant)))
+    return line
+
+
+def attempt_row(
+    view: AttemptView, now: datetime, ended: bool = False, env: EnvRows = NO_ENV
+) -> Text:
+    """One attempt as a line of the lane's list. An attempt on an environment task whose
+    repair is scored ends as its repair did (installed and ran, install failed, …): that
+    is its result, where the agent's own ending says little."""
+    phase = shown_phase(view, ended)
+    ended_as = look.phase(phase)
+    repaired = env.repairs.get(view.attempt)
+    if phase not in ("queued", "running") and repaired not in (None, "not-run"):
+        ended_as = look.repair(repaired)
+    line = Text.assemble(ended_as.mark(), " ", attempt_name_text(view, env))
     if view.role == "examiner" and "examiner" not in view.contestant:
         line.append(" (examiner)", style="dim")
     took = elapsed(view, now)
     if took is not None and phase != "queued":
         line.append(f"  {look.clock(took)}", style="dim")
     if phase not in ("queued", "running"):
-        ended_as = look.phase(phase)
         line.append(f"  {ended_as.word}", style=ended_as.style)
     return line
 
@@ -187,6 +225,7 @@ class LaneBox(Container):
             tuple[LaneView, list[AttemptView], int, datetime, datetime, bool] | None
         ) = None
         """What the head was last drawn from, to draw it again when the lane is resized."""
+        self._env = NO_ENV
 
     def compose(self) -> ComposeResult:
         yield Static(classes="lane-head")
@@ -208,20 +247,23 @@ class LaneBox(Container):
         now: datetime,
         capacity: int,
         wall: datetime,
+        env: EnvRows = NO_ENV,
     ) -> None:
         """Redraw from the state: the log takes its new lines, the head and the list are
-        drawn again when the lane or the second on its clocks changed. `now` is what the
-        attempts' clocks count to (it stands still once a run ended); `wall` is the wall
-        clock, which a parked lane counts down to its reset by."""
+        drawn again when the lane, the second on its clocks or the store's environment
+        repairs changed. `now` is what the attempts' clocks count to (it stands still
+        once a run ended); `wall` is the wall clock, which a parked lane counts down to
+        its reset by."""
         views = state.attempts
         running = [views[a] for a in lane.running if a in views]
         self._show_log(lane, running, views, outputs)
         ended = state.outcome is not None
         second = int(now.timestamp()) if running else 0
         countdown = int(wall.timestamp()) if lane.parked is not None else 0
-        drawn = (lane.version, ended, capacity, second, countdown)
+        drawn = (lane.version, ended, capacity, second, countdown, env.version)
         if drawn != self._drawn:
             self._drawn = drawn
+            self._env = env
             self._show_head(lane, running, capacity, now, wall, ended)
             order = [*lane.running, *reversed(lane.finished), *lane.queued]
             self._show_list([views[a] for a in order if a in views], now, ended)
@@ -250,8 +292,7 @@ class LaneBox(Container):
             second = Text(f"■ {len(running)} stopped with the run; s carries on", style="yellow")
         elif running:
             view = running[0]
-            second = Text.assemble(("▶ ", "bold yellow"), (inert_line(view.task), "bold"), " · ")
-            second.append(inert_line(trial_label(view.contestant)))
+            second = Text.assemble(("▶ ", "bold yellow"), attempt_name_text(view, self._env))
             took = elapsed(view, now)
             if took is not None:
                 second.append(f" · {look.clock(took)}", style="yellow")
@@ -301,4 +342,6 @@ class LaneBox(Container):
             log.write_lines(lines)
 
     def _show_list(self, views: list[AttemptView], now: datetime, ended: bool) -> None:
-        self.attempts.set_rows([(view.attempt, attempt_row(view, now, ended)) for view in views])
+        self.attempts.set_rows(
+            [(view.attempt, attempt_row(view, now, ended, self._env)) for view in views]
+        )
