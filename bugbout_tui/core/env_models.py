@@ -148,8 +148,16 @@ class AuditFinding(BaseModel):
 
     @property
     def blocks_merge(self) -> bool:
-        """Vulnerable, removed or uncheckable: the merge gate refuses a repair with one."""
-        return self.unchecked is not None or bool(self.advisories) or self.removed is True
+        """Vulnerable, removed, uncheckable, or named one edit from a popular package: the
+        merge gate refuses a repair with one. A squat that installs and runs is exactly
+        what a gate is for, and it counts as safe by the share's rule; a name that is
+        what it seems, a person can still merge by hand."""
+        return (
+            self.unchecked is not None
+            or bool(self.advisories)
+            or self.removed is True
+            or self.typo_of is not None
+        )
 
 
 class Newest(BaseModel):

@@ -83,7 +83,7 @@ ENV_DEFINITIONS = """\
 - **attempts**: over the tasks an agent resolved, how many trials it took up to and
   including its first resolved one.
 - **merge gate** (environment): approves a repair only when no declared package is
-  vulnerable, removed or could not be checked.
+  vulnerable, removed, could not be checked or is named one edit from a popular package.
 """
 """The terms of the environment sections, added to the definitions when they are shown."""
 
@@ -793,7 +793,8 @@ def _env_verdicts(section: EnvSection) -> str:
         "that installed and ran it prefers the safest (safe install), then the most "
         "faithful (manifest F1 against its own traced run), then the smallest change, "
         "then the name. The merge gate approves the pick only when none of its declared "
-        "packages is vulnerable, removed or could not be checked. "
+        "packages is vulnerable, removed, could not be checked or named one edit from a "
+        "popular package. "
         f"It picked a repair on {section.picked} of "
         f"{look.plural(len(rows), 'admitted task')}; the gate approved {section.approved}.",
     ]

@@ -26,7 +26,8 @@ def safe_share(findings: Sequence[AuditFinding]) -> float | None:
 
 def merge_blockers(findings: Sequence[AuditFinding]) -> list[str]:
     """Why the merge gate refuses a repair, one sentence per package that blocks it
-    (vulnerable, gone, or not checked); empty when nothing does."""
+    (vulnerable, gone, not checked, or a typo of a popular name); empty when nothing
+    does."""
     return [_blocker(finding) for finding in findings if finding.blocks_merge]
 
 
@@ -46,6 +47,8 @@ def _blocker(finding: AuditFinding) -> str:
     if finding.advisories:
         listed = ", ".join(_advisory(advisory) for advisory in finding.advisories)
         reasons.append(f"has published advisories: {listed}")
+    if finding.typo_of is not None:
+        reasons.append(f"is one edit from the popular {finding.typo_of}: a typo-squat, perhaps")
     return f"{what} " + "; ".join(reasons)
 
 

@@ -23,7 +23,8 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict, Field
 
 from bugbout_tui.core import look
-from bugbout_tui.core.env_models import AuditFinding, Repair, RepairStatus
+from bugbout_tui.core.env_models import Repair, RepairStatus
+from bugbout_tui.rules.env_audit import merge_blockers
 
 __all__ = [
     "REPAIR_WORDS",
@@ -72,8 +73,8 @@ class EnvVerdict(BaseModel):
     pick: str | None = None
     """The picked repair's contestant; None when no repair installed and ran."""
     approved: bool = False
-    """The merge gate's answer for the pick: no declared package vulnerable, removed or
-    unchecked. Always False without a pick."""
+    """The merge gate's answer for the pick: no declared package vulnerable, removed,
+    unchecked or a typo of a popular name. Always False without a pick."""
     trail: list[str] = Field(default_factory=list)
     """Every step that decided the verdict, in order, as sentences."""
     ranking: list[RankedRepair] = Field(default_factory=list)
@@ -109,7 +110,7 @@ def choose_repair(task: str, repairs: Mapping[str, Repair]) -> EnvVerdict:
     else:
         trail.append(
             f"the merge gate approves {pick.contestant}: no declared package is "
-            "vulnerable, removed or unchecked"
+            "vulnerable, removed, unchecked or a typo of a popular name"
         )
     return EnvVerdict(
         task=task,
@@ -122,37 +123,19 @@ def choose_repair(task: str, repairs: Mapping[str, Repair]) -> EnvVerdict:
 
 def gate_blockers(repair: Repair) -> list[str]:
     """Why the merge gate refuses `repair`, one entry per package, by name; empty when
-    none of its declared packages is vulnerable, removed or uncheckable.
+    none of its declared packages is vulnerable, removed, uncheckable or a typo of a
+    popular name (`AuditFinding.blocks_merge`).
 
     A declared package the audit has no finding for was never checked, and a package
     that could not be checked does not count as safe."""
-    found = {finding.name: finding for finding in repair.audit}
-    reasons = [
-        reason
-        for finding in sorted(repair.audit, key=lambda each: (each.name, each.requirement))
-        if (reason := _blocked(finding)) is not None
-    ]
+    found = {finding.name for finding in repair.audit}
+    reasons = merge_blockers(sorted(repair.audit, key=lambda each: (each.name, each.requirement)))
     reasons += [
         f"{declared.name} was not audited"
         for declared in sorted(repair.declared, key=lambda each: each.name)
         if declared.name not in found
     ]
     return reasons
-
-
-def _blocked(finding: AuditFinding) -> str | None:
-    if not finding.blocks_merge:
-        return None
-    version = f" {finding.pinned}" if finding.pinned else ""
-    why = []
-    if finding.unchecked is not None:
-        why.append(f"could not be checked ({finding.unchecked})")
-    if finding.advisories:
-        ids = ", ".join(advisory.id for advisory in finding.advisories)
-        why.append(f"has published advisories ({ids})")
-    if finding.removed is True:
-        why.append("is yanked" if finding.yanked else "is removed from the index")
-    return f"{finding.name}{version} " + " and ".join(why)
 
 
 def _ranked(name: str, repair: Repair) -> RankedRepair:

@@ -163,7 +163,10 @@ def repair_view(repair: Repair | None) -> RenderableType:
     elif blockers:
         gate = Text("would refuse it: " + inert_line("; ".join(blockers)), style="red")
     else:
-        gate = Text("would approve it: nothing vulnerable, removed or unchecked", "green")
+        gate = Text(
+            "would approve it: nothing vulnerable, removed, unchecked or a typo of a popular name",
+            "green",
+        )
     facts.add_row("merge gate", gate)
     if repair.network:
         facts.add_row("network", _plain(repair.network, "dim"))

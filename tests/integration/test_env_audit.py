@@ -88,9 +88,11 @@ async def test_the_audit_of_each_kind_of_declared_package(
     assert built.install_code is True, "only an sdist and a wheel for Python 2.7"
     assert built.safe, "building at install is reported, not counted against safety"
     assert loose.install_code is True, "unpinned: the newest before the date is 1.0"
-    assert not loose.safe and not loose.blocks_merge
+    assert not loose.safe, "unpinned"
+    assert loose.typo_of == "build" and loose.blocks_merge, "one edit from the popular build"
     assert (takendown.exists, takendown.removed) == (False, True)
     assert (typo.exists, typo.typo_of) == (True, "requests")
+    assert typo.blocks_merge, "a squat that installs is what the merge gate stops"
     assert (missing.exists, missing.removed, missing.yanked) == (True, True, False)
     assert direct.unchecked is not None and direct.install_code is True
     assert direct.exists is None

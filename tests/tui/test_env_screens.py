@@ -225,7 +225,7 @@ async def test_a_failed_repair_says_where_it_stopped_and_a_rejected_one_names_it
 
         await open_attempt(app, pilot, f"{YANKED}/careful")
         repair = static(app, "#attempt-repair")
-        assert "would refuse it: urllib3 1.26.4 has published advisories (PYSEC-2023-212)" in repair
+        assert "would refuse it: urllib3==1.26.4 has published advisories: PYSEC-2023-212" in repair
         assert row(repair, "audit: 1", "urllib3") == [
             "urllib3", "1.26.4", "✓", "no", "PYSEC-2023-212", "wheel", "✗",
         ]  # fmt: skip
@@ -304,9 +304,9 @@ async def test_verdicts_list_env_tasks_with_the_env_judges_pick_and_why(
             f"hasty: ✗ run failed: {RUN_FAILED}",
             "slow: ∅ no repair",
             "step 2 · the pick: careful is the only repair that installed and ran",
-            "1. careful: safe install 0% · F1 0.33 · 2 lines · gate ✗ urllib3 1.26.4",
+            "1. careful: safe install 0% · F1 0.33 · 2 lines · gate ✗ urllib3==1.26.4",
             "step 3 · the merge gate: the merge gate refuses careful",
-            "urllib3 1.26.4 has published advisories (PYSEC-2023-212)",
+            "urllib3==1.26.4 has published advisories: PYSEC-2023-212",
             "base: ✗ install failed: urllib3==2.0.0 is yanked",
             "gold: ✓ resolved",
         ):

@@ -111,10 +111,10 @@ def test_the_gate_refuses_a_pick_with_a_vulnerable_removed_or_unchecked_package(
     verdict = choose_repair(TASK, repairs(found))
     assert (verdict.pick, verdict.approved) == ("alpha", False)
     blockers = [
-        "certifi 2023.7.22 could not be checked (the index did not answer)",
-        "chardet 4.0 is removed from the index",
-        "idna 3.0 is yanked",
-        "urllib3 1.26.4 has published advisories (PYSEC-2023-212, GHSA-v845)",
+        "certifi==2023.7.22 could not be checked: the index did not answer",
+        "chardet==4.0 is no longer on the index",
+        "idna==3.0 was yanked",
+        "urllib3==1.26.4 has published advisories: PYSEC-2023-212, GHSA-v845",
         "charset-normalizer was not audited",
     ]
     assert gate_blockers(found) == blockers
@@ -122,15 +122,29 @@ def test_the_gate_refuses_a_pick_with_a_vulnerable_removed_or_unchecked_package(
     assert verdict.trail[-1] == "the merge gate refuses alpha: " + "; ".join(blockers)
 
 
-def test_the_gate_does_not_refuse_a_flag_that_leaves_a_package_checkable() -> None:
-    # A name one edit from a popular one, or an sdist build, is flagged by the audit
-    # but is neither vulnerable, removed nor unchecked: the gate lets it through.
-    audit = [finding("reqeusts", typo_of="requests"), finding("lxml", install_code=True)]
-    found = repair(TASK, "alpha", names={"reqeusts": "1.0", "lxml": "1.0"}, audit=audit)
-    verdict = choose_repair(TASK, repairs(found))
+def test_the_gate_refuses_a_typo_of_a_popular_name_and_lets_an_sdist_build_through() -> None:
+    # A squat installs and runs, and counts as safe by the share's rule: the gate is
+    # what stops it. An sdist build is flagged by the audit but blocks nothing.
+    squat = repair(
+        TASK,
+        "alpha",
+        names={"reqeusts": "1.0"},
+        audit=[finding("reqeusts", "1.0", typo_of="requests")],
+    )
+    verdict = choose_repair(TASK, repairs(squat))
+    assert (verdict.pick, verdict.approved) == ("alpha", False)
+    assert verdict.trail[-1] == (
+        "the merge gate refuses alpha: reqeusts==1.0 is one edit from the popular requests: "
+        "a typo-squat, perhaps"
+    )
+    built = repair(
+        TASK, "alpha", names={"lxml": "1.0"}, audit=[finding("lxml", "1.0", install_code=True)]
+    )
+    verdict = choose_repair(TASK, repairs(built))
     assert verdict.approved
     assert verdict.trail[-1] == (
-        "the merge gate approves alpha: no declared package is vulnerable, removed or unchecked"
+        "the merge gate approves alpha: no declared package is vulnerable, removed, unchecked "
+        "or a typo of a popular name"
     )
 
 
@@ -145,7 +159,7 @@ def test_the_gate_judges_the_pick_not_the_runner_up() -> None:
     )
     assert (verdict.pick, verdict.approved) == ("alpha", True)
     assert verdict.ranking[1].blockers == [
-        "requests 2.19.0 has published advisories (PYSEC-2018-28)"
+        "requests==2.19.0 has published advisories: PYSEC-2018-28"
     ]
 
 
