@@ -88,6 +88,8 @@ _RESOLUTION_SETTINGS = (
 is decided by the tree, the date and the index alone. (`UV_INDEX` covers every
 `UV_INDEX_<NAME>_…` too.)"""
 _DETAIL_CHARS = 400
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b")
+"""The line a Python traceback ends on (`ImportError: cannot import name …`)."""
 _OUTPUT_CAP = 16 * 1024 * 1024
 """How much of one uv command's output is kept: a build may print without end."""
 _PERSONAL_DIRS = frozenset(
@@ -416,7 +418,9 @@ def _installed_name(line: str) -> str:
 
 def _first_error(run: _UvRun) -> str:
     """uv's first error in one line, with the indented line under it that gives its
-    cause (`No solution found…: Because there is no version of x==9…`)."""
+    cause (`No solution found…: Because there is no version of x==9…`), and, when a
+    build failed, what the build itself said last (`Failed to build…: The build backend
+    returned an error: ImportError: cannot import name 'Mapping'…`)."""
     lines = run.output.splitlines()
     for number, line in enumerate(lines):
         text = line.strip()
@@ -429,6 +433,27 @@ def _first_error(run: _UvRun) -> str:
             for prefix in ("cause:", "Caused by:", "╰─▶"):
                 cause = cause.removeprefix(prefix).strip()
             said = f"{said.rstrip(':')}: {cause}"
+        build = _build_said(lines[number + 1 :])
+        if build is not None:
+            said = f"{said}: {build}"
         return said[:_DETAIL_CHARS]
     kept = [line.strip() for line in lines if line.strip() and not line.startswith("warning:")]
     return kept[-1][:_DETAIL_CHARS] if kept else f"uv exited with status {run.returncode}"
+
+
+def _build_said(block: list[str]) -> str | None:
+    """What a failed build printed last that says why, from the indented `[stderr]` of
+    uv's error (`block`, the lines below it): its last `error:` line or exception, else
+    its last line; None when no build output is quoted."""
+    quoted: list[str] | None = None
+    for line in block:
+        if not line[:1].isspace() and line.strip():
+            break  # the next of uv's own lines (`hint:`)
+        if quoted is None:
+            quoted = [] if line.strip() == "[stderr]" else None
+        elif line.strip():
+            quoted.append(line.strip())
+    if not quoted:
+        return None
+    telling = [line for line in quoted if line.startswith("error:") or _EXCEPTION.match(line)]
+    return (telling or quoted)[-1].removeprefix("error:").strip()
