@@ -6,8 +6,12 @@ taken live, at the race's most telling moment: one lane parked on its quota, the
 running with output, attempts already finished. The other screens are taken on the
 finished bout, each at the moment that shows it best: a matrix with a reproduction and a
 breakage, a cell with its patch, a verdict whose pick was decided by a tie-break. The
-demo's agents are scripted, so the same keys reach the same moments every time. PNGs
-need `cairosvg`.
+demo's agents are scripted, so the same keys reach the same moments every time.
+
+Then it builds the Lite demo beside it, as `bugbout env-lite` does, runs that bout to its
+end headless (about a minute more, offline against the Lite index the bout serves), and
+takes the environment-repair screens on it: an attempt's Repair tab, an env verdict's
+trail and the Report screen at its env boards. PNGs need `cairosvg`.
 """
 
 from __future__ import annotations
@@ -22,7 +26,12 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from bugbout_tui.demo.lite_demo import prepare_lite_demo
 from bugbout_tui.demo.project import check_pytest, prepare_demo
+from bugbout_tui.demo.sandbox import demo_sandbox
+from bugbout_tui.engine.bout import Bout
+from bugbout_tui.engine.lite import lite_repository
+from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.state import BoutState
 from bugbout_tui.tui.main import make_app
 
@@ -39,6 +48,18 @@ SHOTS: dict[str, tuple[str, ...]] = {
 """Screen name → the keys that reach it from the start: the Config screen scrolled past
 the paths of this machine, invoicekit-5's matrix (hasty's patch breaks a suite test), the
 suite's tests on hasty's patch, and invoicekit-11's verdict (the smaller patch wins)."""
+
+LITE_SHOTS: dict[str, tuple[str, ...]] = {
+    "env-repair": ("3", "down", "down", "enter", *("right",) * 4),
+    "env-verdict": ("5", *("down",) * 8),
+    "env-report": ("6", "b"),
+}
+"""The same, on the finished Lite bout: hasty's repair of lite-weathercli on its Repair
+tab (it keeps the typo `reqeusts`, which the audit flags as one edit from requests and
+built from an sdist, and adds `requests` with no pin, which counts as unsafe: safe install
+67%), lite-weathercli's env verdict trail (hasty's repair ranks last on safe install,
+careful is picked and the merge gate approves), and the Report screen scrolled by `b` to
+the env boards (All, Lite, Secure with what the audit flagged)."""
 
 SHORTER = {"config": (SIZE[0], 26)}
 """Shots taken in a shorter window: the Config screen between the interpreter's path and
@@ -66,15 +87,45 @@ def telling(state: BoutState) -> bool:
     return busy(state) and any(lane.parked for lane in state.lanes.values())
 
 
+ONE_AT_A_TIME = ('"lane-a" = 2', '"lane-a" = 1')
+"""The edit that makes lane-a, shared by careful and hasty, run one attempt at a time."""
+
+
 def pace(project: Path) -> None:
     """Slow the fast lane to one attempt at a time and give the rationed agent one task's
     allowance, so the demo's lanes overlap long enough for one to park beside the other."""
+    edit_config(project, ONE_AT_A_TIME, ('"--allowance", "2"', '"--allowance", "1"'))
+
+
+def edit_config(project: Path, *edits: tuple[str, str]) -> None:
+    """Replace each `(old, new)` in the project's bugbout.toml. A text that is not there
+    stops the tool: a demo whose config changed would otherwise be shot at other moments
+    than the docstrings say."""
     config = project / "bugbout.toml"
     text = config.read_text(encoding="utf-8")
-    text = text.replace('"lane-a" = 2', '"lane-a" = 1').replace(
-        '"--allowance", "2"', '"--allowance", "1"'
-    )
+    for old, new in edits:
+        if old not in text:
+            raise SystemExit(f"{config} no longer says {old}: update tools/screenshots.py")
+        text = text.replace(old, new)
     config.write_text(text, encoding="utf-8")
+
+
+def run_lite(scratch: Path) -> Path:
+    """The Lite demo built in `scratch` and its bout run to the end, headless, through
+    the engine and the sandbox `bugbout env-lite` uses; its root.
+
+    Its shared lane runs one attempt at a time: the race board lists finished attempts in
+    the order they ended, and two at once would let careful's and hasty's attempts on a
+    task swap places from run to run, so the same keys would open another attempt.
+    """
+    demo, _ = prepare_lite_demo(scratch, repository=lite_repository().path, fresh=True)
+    edit_config(demo.root, ONE_AT_A_TIME)
+    project = Project.load(demo.root)
+    sandbox, unconfined = demo_sandbox(project.config.run.sandbox)
+    if unconfined is not None:
+        print(unconfined, file=sys.stderr)
+    Bout(project, sandbox=sandbox).run()
+    return demo.root
 
 
 async def capture_race(project: Path, out: Path) -> list[Path]:
@@ -119,7 +170,7 @@ async def capture(
         for key in keys:
             await pilot.press(key)
             await pilot.pause(0.4)
-        await app.workers.wait_for_complete()
+            await app.workers.wait_for_complete()  # a screen's records read before the next key
         app.tick()
         await pilot.pause(0.5)
         svg.write_text(app.export_screenshot(title="bugbout-tui"), encoding="utf-8")
@@ -150,13 +201,18 @@ def whole_rows(svg: str) -> float:
     return math.floor(pitch) / pitch if pitch >= 1 else 1.0
 
 
-def take_all(project: Path, out: Path) -> list[Path]:
+def take_all(project: Path, lite: Path, out: Path) -> list[Path]:
+    """Every shot: the demo's, then the finished Lite bout's."""
     out = out.absolute()
     out.mkdir(parents=True, exist_ok=True)
     os.chdir(project)  # paths shown relative to the demo, not this machine's directories
     made = asyncio.run(capture_race(project, out))
     for name, keys in SHOTS.items():
         asyncio.run(capture(project, keys, out / f"{name}.svg", SHORTER.get(name, SIZE)))
+        made.append(out / f"{name}.svg")
+    os.chdir(lite)
+    for name, keys in LITE_SHOTS.items():
+        asyncio.run(capture(lite, keys, out / f"{name}.svg"))
         made.append(out / f"{name}.svg")
     pngs = [png for svg in made if (png := to_png(svg)) is not None]
     return made + pngs
@@ -165,7 +221,8 @@ def take_all(project: Path, out: Path) -> list[Path]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python tools/screenshots.py",
-        description="Run the demo bout in the app and save every screen as SVG and PNG.",
+        description="Run the demo bout in the app and the Lite bout headless, and save "
+        "every screen as SVG and PNG.",
     )
     parser.add_argument("out", nargs="?", type=Path, default=Path("screenshots"))
     args = parser.parse_args(argv)
@@ -173,8 +230,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bugbout-shots-") as scratch:
         os.environ["BUGBOUT_HOME"] = str(Path(scratch) / "home")
         demo, _ = prepare_demo(Path(scratch) / "demo", fresh=True)
+        print("running the Lite bout headless (about a minute)…", file=sys.stderr)
+        lite = run_lite(Path(scratch) / "lite")
         print("running the demo bout in the app (about a minute)…", file=sys.stderr)
-        made = take_all(demo.root, args.out)
+        made = take_all(demo.root, lite, args.out)
     for path in made:
         print(path)
     if not any(path.suffix == ".png" for path in made):

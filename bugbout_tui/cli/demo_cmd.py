@@ -19,7 +19,7 @@ from bugbout_tui.cli.run_cmd import add_run_options, run_with_board
 from bugbout_tui.demo.project import DemoProject, check_pytest, default_demo_dir, prepare_demo
 from bugbout_tui.demo.sandbox import demo_sandbox
 from bugbout_tui.engine.project import Project
-from bugbout_tui.report import render_terminal
+from bugbout_tui.report import Report, render_terminal
 
 
 def register(commands: Any) -> None:
@@ -51,15 +51,31 @@ def run(args: argparse.Namespace) -> int:
     demo, built = prepare_demo(args.directory, fresh=args.fresh)
     verb = "Built" if built else "Reusing"
     stderr.print(Text(f"{verb} the demo in {demo.root}", style="bold"))
-    project = Project.load(demo.root)
+    report = race_demo(demo.root, args)
+    _where(demo, finished=report is not None)
+    return 0
+
+
+def race_demo(root: Path, args: argparse.Namespace) -> Report | None:
+    """Run the demo bout in `root` with the live board and print its report: the
+    scripted agents run confined where the machine allows, unconfined (said so) where
+    it does not."""
+    project = Project.load(root)
     sandbox, unconfined = demo_sandbox(project.config.run.sandbox)
     if unconfined is not None:
         stderr.print(Text(unconfined, style="yellow"))
     report = run_with_board(project, args, sandbox=sandbox)
     if report is not None:
         stdout.print(render_terminal(report))
-    _where(demo, finished=report is not None)
-    return 0
+    return report
+
+
+def print_where(rows: list[tuple[str, Path, str]], advice: str) -> None:
+    """Where each part of a demo lives (label, path, what it holds), then what to try next."""
+    stdout.print()
+    for label, path, what in rows:
+        stdout.print(Text.assemble((f"{label:>10}  ", "bold"), str(path), (f"  {what}", "dim")))
+    stdout.print(Text(f"\n{advice}", style="dim"))
 
 
 def _where(demo: DemoProject, *, finished: bool) -> None:
@@ -71,13 +87,8 @@ def _where(demo: DemoProject, *, finished: bool) -> None:
     ]
     if finished and demo.report_path.is_file():
         rows.append(("report", demo.report_path, "this report, as Markdown"))
-    stdout.print()
-    for label, path, what in rows:
-        stdout.print(Text.assemble((f"{label:>10}  ", "bold"), str(path), (f"  {what}", "dim")))
-    stdout.print(
-        Text(
-            f"\nRun `bugbout demo` again to reopen this bout at once, `bugbout -C {demo.root} "
-            "report` to re-read the report, or `bugbout demo --fresh` to start over.",
-            style="dim",
-        )
+    print_where(
+        rows,
+        f"Run `bugbout demo` again to reopen this bout at once, `bugbout -C {demo.root} "
+        "report` to re-read the report, or `bugbout demo --fresh` to start over.",
     )

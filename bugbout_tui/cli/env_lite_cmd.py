@@ -13,14 +13,12 @@ from typing import Any
 
 from rich.text import Text
 
-from bugbout_tui.cli.output import stderr, stdout
-from bugbout_tui.cli.run_cmd import add_run_options, run_with_board
+from bugbout_tui.cli.demo_cmd import print_where, race_demo
+from bugbout_tui.cli.output import stderr
+from bugbout_tui.cli.run_cmd import add_run_options
 from bugbout_tui.demo.lite_demo import LiteDemo, default_lite_demo_dir, prepare_lite_demo
 from bugbout_tui.demo.project import check_pytest
-from bugbout_tui.demo.sandbox import demo_sandbox
 from bugbout_tui.engine.lite import lite_repository
-from bugbout_tui.engine.project import Project
-from bugbout_tui.report import render_terminal
 
 
 def register(commands: Any) -> None:
@@ -69,13 +67,7 @@ def run(args: argparse.Namespace) -> int:
         demo.set_trials(args.trials)
     verb = "Built" if built else "Reusing"
     stderr.print(Text(f"{verb} the Lite demo in {demo.root}", style="bold"))
-    project = Project.load(demo.root)
-    sandbox, unconfined = demo_sandbox(project.config.run.sandbox)
-    if unconfined is not None:
-        stderr.print(Text(unconfined, style="yellow"))
-    report = run_with_board(project, args, sandbox=sandbox)
-    if report is not None:
-        stdout.print(render_terminal(report))
+    report = race_demo(demo.root, args)
     _where(demo, repository.path, finished=report is not None)
     return 0
 
@@ -89,14 +81,9 @@ def _where(demo: LiteDemo, repository: Path, *, finished: bool) -> None:
     ]
     if finished and demo.report_path.is_file():
         rows.append(("report", demo.report_path, "this report, as Markdown"))
-    stdout.print()
-    for label, path, what in rows:
-        stdout.print(Text.assemble((f"{label:>10}  ", "bold"), str(path), (f"  {what}", "dim")))
-    stdout.print(
-        Text(
-            f"\nRun `bugbout env-lite` again to reopen this bout at once, `bugbout -C "
-            f"{demo.root} report` to re-read the report, `bugbout env-lite --trials 3` for the "
-            "Stochastic board, or `bugbout env-lite --fresh` to start over.",
-            style="dim",
-        )
+    print_where(
+        rows,
+        f"Run `bugbout env-lite` again to reopen this bout at once, `bugbout -C {demo.root} "
+        "report` to re-read the report, `bugbout env-lite --trials 3` for the Stochastic "
+        "board, or `bugbout env-lite --fresh` to start over.",
     )

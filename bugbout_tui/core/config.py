@@ -339,11 +339,11 @@ class TasksConfig(_Section):
     require_review: bool = False
     kinds: Annotated[
         list[TaskKind],
-        Field(min_length=1),
         Explain(invalid='must list what to mine: "bug", "env" or both, e.g. ["bug", "env"]'),
     ] = Field(default_factory=_bugs_only)
     """What the history is mined for: fixes with a new test (`bug`), changes to the
-    environment files alone that make a failing install or run succeed (`env`)."""
+    environment files alone that make a failing install or run succeed (`env`). Empty
+    mines nothing, for a bout of the Lite set alone (`[env] lite`)."""
 
     @field_validator("since", mode="before")
     @classmethod
@@ -746,6 +746,17 @@ class Config(_Section):
                 else:
                     seen[agent.name] = f"[[{table}]] #{index + 1}"
         raise_all(type(self).__name__, errors)
+        return self
+
+    @model_validator(mode="after")
+    def _something_to_race(self) -> Self:
+        """An empty `kinds` mines nothing: without the Lite set, a bout would have no task."""
+        if not self.tasks.kinds and not self.env.lite:
+            problem = config_error(
+                'is empty, so nothing is mined: list "bug", "env" or both, or set '
+                "[env] lite = true to race the Lite set alone"
+            )
+            raise_all(type(self).__name__, [(("tasks", "kinds"), problem)])
         return self
 
     def trials_of(self, contestant: ContestantConfig) -> int:

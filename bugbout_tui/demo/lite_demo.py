@@ -30,7 +30,7 @@ from bugbout_tui.core.store import Store
 from bugbout_tui.demo.bugs import Style
 from bugbout_tui.demo.project import agent_command
 
-LITE_DEMO_VERSION = "1"
+LITE_DEMO_VERSION = "2"
 """Written into the marker file; a Lite demo directory of another version is rebuilt."""
 MARKER = ".bugbout-lite-demo"
 CONTESTANTS: tuple[tuple[Style, str], ...] = (
@@ -60,7 +60,8 @@ def config_text(python: str, repository: Path, trials: int = 1) -> str:
         f"interpreter = {json.dumps(python)}",
         "",
         "[tasks]",
-        'kinds = ["env"]',
+        "# Nothing is mined from the Lite repository's history: its tasks come from the set.",
+        "kinds = []",
         "",
         "[env]",
         "# The Lite tasks install from their own index, served on 127.0.0.1 during the run.",

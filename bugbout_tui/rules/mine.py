@@ -576,7 +576,8 @@ def mine(
     """Walk `ref`'s first-parent history once and sort every change into kept or left out.
 
     `kinds` says what is mined: fixes with a new test (`bug`), changes to the
-    environment files alone (`env`), or both. Changes dated before `since` (by the
+    environment files alone (`env`), both, or nothing (a bout of the Lite set alone,
+    which walks no history). Changes dated before `since` (by the
     committer's calendar day) are left out without reading their diffs: the history is
     newest first, so the pass stops at the first one and the rest of the branch is only
     listed, to record each as `before-since`.
@@ -587,6 +588,8 @@ def mine(
     ensure_full_history(repo)
     head = head_commit(repo, ref)
     result = MiningResult(head=head)
+    if not kinds:
+        return result
     outcomes: list[Candidate | Exclusion | _EnvChange] = []
     cut: str | None = None
     with (

@@ -53,6 +53,7 @@ def test_env_lite_races_the_lite_set_offline_and_prints_the_report(tmp_path: Pat
     assert "Reusing the Lite demo" in first.stderr
     assert "Lite: the built-in set" in first.stdout
     assert "Newest is not the same as safe" in first.stdout
+    assert "How the tasks were found" not in first.stdout  # no history is mined
     assert str(demo / ".bugbout" / "report.md") in first.stdout
     repairs = RepairSet.model_validate_json((demo / ".bugbout" / "repairs.json").read_bytes())
     assert len(repairs.controls) == 5 and not set(LEFT_OUT) & set(repairs.controls)

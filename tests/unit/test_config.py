@@ -770,3 +770,12 @@ def test_a_wait_for_quota_that_is_no_duration_names_its_line(repo: Path, value: 
     (line,) = problems(repo, MINIMAL + f"[run]\nwait-for-quota = {value}\n")
     assert line.startswith("invalid value for 'wait-for-quota' in [run] at bugbout.toml:4: "
                            'must be a duration such as "6h"'), line  # fmt: skip
+
+
+def test_an_empty_kinds_mines_nothing_and_needs_the_lite_set(repo: Path) -> None:
+    assert problems(repo, MINIMAL + "\n[tasks]\nkinds = []\n") == [
+        "invalid value for 'kinds' in [tasks] at bugbout.toml:5: is empty, so nothing is "
+        'mined: list "bug", "env" or both, or set [env] lite = true to race the Lite set alone'
+    ]
+    config = load_config(write(repo, MINIMAL + "\n[tasks]\nkinds = []\n\n[env]\nlite = true\n"))
+    assert config.tasks.kinds == [] and config.env.lite
