@@ -194,7 +194,12 @@ class EnvInstall(EnvStep):
     """D²: what the environment holds after the install, `name==version`."""
     unenforced: list[str] = Field(default_factory=list)
     """What the date limit could not govern: direct URLs, VCS and path dependencies,
-    files of an index that gives no upload time."""
+    files of an index that gives no upload time; and what bugbout took as of the
+    interpreter's release rather than the task's date (build tools, its test runner)."""
+    brought: list[str] = Field(default_factory=list)
+    """Normalized names of what bugbout installed for its test runner that the tree does
+    not declare (pytest and what it needs): not the repair's, so left out of D³. Empty
+    in records made before bugbout brought a runner."""
 
 
 class EnvTrace(EnvStep):
@@ -224,6 +229,11 @@ class EnvConditions(BaseModel):
     """The sandbox backend the traced run ran in."""
     timeout: int
     """Seconds each of the install and the traced run may take."""
+    tools: list[str] = Field(default_factory=list)
+    """What bugbout brings when the tree does not declare it: its test runner's
+    requirements and the build tools, both taken as of the later of the task's date and
+    the interpreter's release (`infra/brought_tools.py`). Empty in records made before
+    it brought any, which are therefore made again."""
 
 
 class Repair(BaseModel):

@@ -3,10 +3,12 @@ task's command, and the audit of what the files declare.
 
 This is the path every repair takes, the controls of ground truth and the agents'
 repairs alike (steps 2 and 4 to 7 of docs/environment-repair.md): a fresh environment
-with the task's interpreter, uv limited to the task's date and index; the installed set
-D², the traced run's used set D³, the declared set D¹ and its audit; precision, recall
-and F1 of D¹ against D³ and the safe-install share. Its output is kept in the store, so
-a person can read why an install failed.
+with the task's interpreter, uv limited to the task's date and index (bugbout's test
+runner, where the tree declares none, and the build tools taken as of the interpreter's
+release when that is later); the installed set D², the traced run's used set D³, the
+declared set D¹ and its audit; precision, recall and F1 of D¹ against D³ and the
+safe-install share. Its output is kept in the store, so a person can read why an install
+failed.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from bugbout_tui.core.models import BASE, Task
 from bugbout_tui.core.paths import bugbout_home
 from bugbout_tui.engine.context import StageContext, StageRunner
 from bugbout_tui.engine.lite import IndexUse
+from bugbout_tui.infra.brought_tools import condition, runner_requirements
 from bugbout_tui.infra.env_audit import audit
 from bugbout_tui.infra.env_declared import declared_packages
 from bugbout_tui.infra.env_install import clean_install
@@ -78,7 +81,15 @@ class EnvRunner(StageRunner):
             command=list(task.env.command),
             sandbox=self.sandbox.name,
             timeout=self.project.config.run.test_timeout,
+            tools=condition(self.runner(task)),
         )
+
+    def runner(self, task: Task) -> list[str]:
+        """What `task`'s command needs of bugbout's test runner, brought to every install
+        of it whose tree declares none (`infra/brought_tools.py`)."""
+        assert task.env is not None
+        dependencies = self.project.config.project.test_dependencies
+        return runner_requirements(task.env.command, dependencies)
 
     def logs_for(self, task: Task, kind: str, label: str) -> Path:
         """Where one repair's install and trace logs are kept: `kind` is `controls` or
@@ -121,6 +132,7 @@ class EnvRunner(StageRunner):
                 timeout=timeout,
                 sandbox=self.sandbox,
                 hidden=self.hidden,
+                runner=self.runner(task),
             )
             install = install.model_copy(update={"log": _kept(logs / "install.log", store.root)})
             trace = None
@@ -132,6 +144,7 @@ class EnvRunner(StageRunner):
                     sandbox=self.sandbox,
                     log=logs / "trace.log",
                     timeout=timeout,
+                    brought=install.brought,
                 )
                 trace = trace.model_copy(update={"log": _kept(logs / "trace.log", store.root)})
             declared = await asyncio.to_thread(declared_packages, tree)

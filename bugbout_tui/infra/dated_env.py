@@ -43,7 +43,9 @@ from bugbout_tui.infra.env import (
 )
 from bugbout_tui.infra.pythons import Python
 
-RUNNER = re.compile(r"^(pytest([-_].*)?|pluggy|py|iniconfig|attrs|more-itertools|atomicwrites)$")
+RUNNER_NEEDS = ("pluggy", "py", "iniconfig", "attrs", "more-itertools", "atomicwrites")
+"""What pytests of every age needed besides themselves."""
+RUNNER = re.compile(rf"^(pytest([-_].*)?|{'|'.join(map(re.escape, RUNNER_NEEDS))})$")
 """The test runner's packages: pytest, its plugins and what old pytests needed."""
 RUNNER_CORE = ("pytest", "pluggy", "iniconfig", "packaging", "exceptiongroup", "tomli")
 """What a later pytest needs that a dated one may not have had: lifted with it. Left

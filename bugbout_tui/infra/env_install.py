@@ -12,7 +12,9 @@ dependencies resolve as it declares them, with its test extras; its `tests_requi
 its test dependency groups (`--group`); and its requirement files of the tests and the
 runtime (`-r`), all in one resolution. A task's command runs the tests, so pytest and
 what else the tests need must be there whether the tree declares them in an extra, a
-group or a `requirements-dev.txt`.
+group or a `requirements-dev.txt`; a tree that declares no pytest gets bugbout's, which
+is its runner, not the repair's. The build tools, and that runner, are taken as of the
+interpreter's release when the task's date is older (`infra/brought_tools.py`).
 
 The tree is an agent's, so installing it runs an agent's code: its `setup.py` or
 in-tree build backend, and the build of any sdist it names. Everything after the
@@ -41,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
+import re
 import shutil
 import tempfile
 import time
@@ -48,12 +51,19 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from bugbout_tui.core.env_models import EnvInstall
+from bugbout_tui.core.env_models import EnvInstall, normalize_name
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.paths import known_homes
 from bugbout_tui.core.requirement_sources import SOURCE_OPTIONS, requirement_options
+from bugbout_tui.infra.brought_tools import (
+    BroughtTools,
+    brought_tools,
+    build_tools_of,
+    interpreter_version,
+)
 from bugbout_tui.infra.dated_env import _INDEX_SETTINGS, _NO_UPLOAD_DATE, _package, _stamp
 from bugbout_tui.infra.env import _installed_from, _UvRun, find_uv
+from bugbout_tui.infra.env_declared import declared_packages
 from bugbout_tui.infra.manifests import _escapes
 from bugbout_tui.infra.proc import run_process
 from bugbout_tui.infra.programs import venv_paths
@@ -78,6 +88,8 @@ _RESOLUTION_SETTINGS = (
 is decided by the tree, the date and the index alone. (`UV_INDEX` covers every
 `UV_INDEX_<NAME>_…` too.)"""
 _DETAIL_CHARS = 400
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b")
+"""The line a Python traceback ends on (`ImportError: cannot import name …`)."""
 _OUTPUT_CAP = 16 * 1024 * 1024
 """How much of one uv command's output is kept: a build may print without end."""
 _PERSONAL_DIRS = frozenset(
@@ -106,6 +118,7 @@ async def clean_install(
     timeout: float,
     sandbox: Sandbox,
     hidden: Sequence[Path] = (),
+    runner: Sequence[str] = (),
 ) -> EnvInstall:
     """Create `venv` afresh with `python` and install what `tree` declares into it, as of
     `date`, from `index` alone, uv and every build it runs confined by `sandbox`; uv's
@@ -118,6 +131,12 @@ async def clean_install(
     "none"`) the builds run on this machine as the user, which the log's first line
     says; the caller says it where it records the repair (`Repair.network`).
 
+    `runner` is what the task's command needs of bugbout's test runner
+    (`brought_tools.runner_requirements`): added to the install when the tree declares
+    no pytest, and named in `brought`. The build tools, and a runner so added, are
+    taken as of the interpreter's release when the task's date is older, and named in
+    `unenforced` (see `infra/brought_tools.py`).
+
     Raises:
         ToolMissingError: uv cannot be found.
     """
@@ -126,14 +145,26 @@ async def clean_install(
     tree = tree.absolute()  # uv runs in it, and is given paths inside it
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(_UNCONFINED if isinstance(sandbox, NoSandbox) else "", encoding="utf-8")
+    tools: BroughtTools | None = None
+    build: list[str] = []
 
-    def ended(run: _UvRun | None, detail: str | None, **found: list[str]) -> EnvInstall:
+    def ended(
+        run: _UvRun | None,
+        detail: str | None,
+        *,
+        installed: Sequence[str] = (),
+        unenforced: Sequence[str] = (),
+    ) -> EnvInstall:
+        names = [_installed_name(line) for line in installed]
+        lifted = tools.words(build=build, installed=names) if tools is not None else []
         return EnvInstall(
             ok=detail is None,
             exit_code=None if run is None else run.returncode,
             seconds=round(time.monotonic() - started, 3),
             detail=detail,
-            **found,
+            installed=list(installed),
+            unenforced=[*unenforced, *lifted],
+            brought=tools.brought(names) if tools is not None else [],
         )
 
     if venv.exists():
@@ -144,7 +175,6 @@ async def clean_install(
         _append(log, f"[not installed: {refused}]\n")
         return ended(None, refused)
     python_of_venv = venv / "bin" / "python"
-    wanted = _install_arguments(tree, declared)
     run: _UvRun | None = None
     with tempfile.TemporaryDirectory(prefix="bugbout-install-") as scratch:
         uv = _Uv(uv_bin, Path(scratch), log, deadline=started + timeout)
@@ -154,13 +184,22 @@ async def clean_install(
             if run.returncode != 0:
                 return ended(run, f"uv could not create a Python {python} environment: "
                              + _first_error(run))  # fmt: skip
+            tools = brought_tools(
+                runner=runner,
+                declared={d.name for d in declared_packages(tree)},
+                python=interpreter_version(venv),
+                date=date,
+            )
+            build = build_tools_of(tree) if declared.project else []
+            wanted = [*_install_arguments(tree, declared), *tools.runner]
             if not wanted:
                 return ended(run, None)
             made = _interpreter_marks(venv)
             uv.confine(sandbox, tree=tree, venv=venv, hidden=hidden)
             run = await uv.run(
                 ["pip", "install", "--no-config", "--no-sources", "--python", str(python_of_venv),
-                 "--exclude-newer", _stamp(date), "--index-url", index, *wanted]
+                 "--exclude-newer", _stamp(date), *tools.arguments(), "--index-url", index,
+                 *wanted]
             )  # fmt: skip
             undated = [
                 f"{name} (the index gives no upload time, not limited by date)"
@@ -329,10 +368,10 @@ def _source_change(tree: Path, files: Sequence[Path]) -> str | None:
 
 def _clean_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """The environment uv runs in: the caller's, without settings that choose what gets
-    installed. A project that takes its version from git (setuptools-scm) is told one,
-    since the tree is a checkout without history."""
+    installed. A project that takes its version from git (setuptools-scm, pbr) is told
+    one, since the tree is a checkout without history."""
     kept = {k: v for k, v in environ.items() if not k.startswith(_RESOLUTION_SETTINGS)}
-    return {"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0", **kept}
+    return {"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0", "PBR_VERSION": "0.0.0", **kept}
 
 
 def _install_arguments(tree: Path, declared: RunDeclaration) -> list[str]:
@@ -372,9 +411,16 @@ def _installed(freeze_output: str, tree: Path) -> tuple[list[str], list[str]]:
     return sorted(installed, key=str.lower), escaped
 
 
+def _installed_name(line: str) -> str:
+    """The PEP 503 name of one line of D² (`name==1.0`, `name @ url`)."""
+    return normalize_name(re.split(r"==| @ ", line, maxsplit=1)[0].strip())
+
+
 def _first_error(run: _UvRun) -> str:
     """uv's first error in one line, with the indented line under it that gives its
-    cause (`No solution found…: Because there is no version of x==9…`)."""
+    cause (`No solution found…: Because there is no version of x==9…`), and, when a
+    build failed, what the build itself said last (`Failed to build…: The build backend
+    returned an error: ImportError: cannot import name 'Mapping'…`)."""
     lines = run.output.splitlines()
     for number, line in enumerate(lines):
         text = line.strip()
@@ -387,6 +433,27 @@ def _first_error(run: _UvRun) -> str:
             for prefix in ("cause:", "Caused by:", "╰─▶"):
                 cause = cause.removeprefix(prefix).strip()
             said = f"{said.rstrip(':')}: {cause}"
+        build = _build_said(lines[number + 1 :])
+        if build is not None:
+            said = f"{said}: {build}"
         return said[:_DETAIL_CHARS]
     kept = [line.strip() for line in lines if line.strip() and not line.startswith("warning:")]
     return kept[-1][:_DETAIL_CHARS] if kept else f"uv exited with status {run.returncode}"
+
+
+def _build_said(block: list[str]) -> str | None:
+    """What a failed build printed last that says why, from the indented `[stderr]` of
+    uv's error (`block`, the lines below it): its last `error:` line or exception, else
+    its last line; None when no build output is quoted."""
+    quoted: list[str] | None = None
+    for line in block:
+        if not line[:1].isspace() and line.strip():
+            break  # the next of uv's own lines (`hint:`)
+        if quoted is None:
+            quoted = [] if line.strip() == "[stderr]" else None
+        elif line.strip():
+            quoted.append(line.strip())
+    if not quoted:
+        return None
+    telling = [line for line in quoted if line.startswith("error:") or _EXCEPTION.match(line)]
+    return (telling or quoted)[-1].removeprefix("error:").strip()

@@ -18,7 +18,8 @@ is a use of it. A distribution's metadata is not (pytest reads every distributio
 entry points), nor are its `.pth` files (read at start-up). The standard library and
 the interpreter's own files are no distribution's, so they fall out by themselves; the
 project's own distribution, installed from the tree, is left out by its
-`direct_url.json`, and files of the tree are in no RECORD.
+`direct_url.json`, and files of the tree are in no RECORD. The test runner bugbout
+brought, when the tree declares none, is its own, not the repair's: left out too.
 
 Imports are matched by name only for compiled extension modules, which are loaded
 without an `open`; a pure-Python module is matched by the file that was read, so a
@@ -31,7 +32,7 @@ import csv
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -62,9 +63,14 @@ async def traced_run(
     sandbox: Sandbox,
     log: Path,
     timeout: float,
+    brought: Collection[str] = (),
 ) -> EnvTrace:
     """Run `command` (argv; a leading `python` is the environment's interpreter) in `tree`,
     confined and traced, its whole output into `log`.
+
+    `brought` names what the install put there for bugbout's own test runner, which the
+    tree does not declare (`EnvInstall.brought`): the run uses it, the repair need not
+    declare it, so D³ leaves it out.
 
     `ok` is an exit status of 0 within `timeout`; D³ is read whatever the outcome, so a
     failed run still shows what it got as far as. A run that cannot start, fails or
@@ -112,6 +118,7 @@ async def traced_run(
         except OSError as error:
             return EnvTrace(ok=False, detail=f"{command[0]} could not be started: {error}")
         used = used_distributions(_read_traces(traces), venv=venv, tree=tree)
+    used = [name for name in used if name not in brought]
     ok = result.returncode == 0 and not result.timed_out
     return EnvTrace(
         ok=ok,

@@ -13,6 +13,8 @@ from importlib.resources import files
 from string import Template
 from typing import Literal
 
+from bugbout_tui.infra.brought_tools import runner_requirements
+
 Role = Literal["contestant", "reproduce", "specify"]
 
 _TEMPLATES: dict[Role, str] = {
@@ -22,6 +24,15 @@ _TEMPLATES: dict[Role, str] = {
 }
 ENV_TEMPLATE = "contestant-env.md"
 """The contestant's prompt on an environment task; examiners never take those."""
+_RUNNER_NOTE = """
+pytest runs the command, and it is bugbout's: when the files declare no pytest, bugbout
+installs its own beside them, and it is not yours to declare. Files that declare pytest
+keep theirs, held to the date like every other package. Build tools (setuptools, wheel,
+poetry-core, hatchling...) and bugbout's pytest are taken as of Python {python}'s release
+when that is later than the date.
+"""
+"""Told on a task whose command is a pytest run (`infra/brought_tools.py`): an agent
+that declares pytest for an old project would hold it to the task's date."""
 
 
 def _template(name: str) -> Template:
@@ -49,8 +60,10 @@ def render_env_prompt(
     the base's failing output (already cut to its tail), and the command that must
     succeed, written as a shell would take it."""
     block = f"\nA user reported:\n\n<issue>\n{statement.strip()}\n</issue>\n" if statement else ""
+    runner = _RUNNER_NOTE.format(python=python) if runner_requirements(command, ()) else ""
     return _template(ENV_TEMPLATE).substitute(
         statement_block=block,
+        runner_block=runner,
         failure=failure.strip() or "(it printed nothing)",
         command=shlex.join(command),
         python=python,

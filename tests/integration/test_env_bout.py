@@ -203,3 +203,15 @@ def test_a_bout_of_a_bug_and_an_environment_task(
     other.run()
     made = {f"{ENV}/base", f"{ENV}/gold", f"{ENV}/right", f"{ENV}/loosen"}
     assert set(started) == made  # under other conditions, each is made again
+
+    # Those made before bugbout brought its runner and build tools are made again.
+    data = json.loads(store.repairs_path.read_text())
+    for kept in (*data["controls"][ENV].values(), *data["repairs"][ENV].values()):
+        if kept["conditions"] is not None:
+            assert kept["conditions"].pop("tools")[0] == "pytest"
+    store.repairs_path.write_text(json.dumps(data))
+    started.clear()
+    older = Bout.load(root)
+    older.subscribe(seen)
+    older.run()
+    assert set(started) == made

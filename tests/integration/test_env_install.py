@@ -291,3 +291,18 @@ def test_an_install_past_its_time_is_stopped(tmp_path: Path, index: Served) -> N
         "[stopped: the install took longer than 4 seconds]"
         in (tmp_path / "logs" / "install.log").read_text()
     )
+
+
+def test_a_failed_build_is_told_by_what_the_build_said_last(tmp_path: Path, index: Served) -> None:
+    """uv's own words say only that a build failed; the reason is the build's."""
+    tree = write_project(tmp_path / "tree", "geom")
+    backend = tree / "envkit_backend.py"
+    failing = "def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):\n"
+    raising = failing + "    from collections import Mapping\n"
+    backend.write_text(backend.read_text().replace(failing, raising))
+
+    result = install(tree, index.url)
+
+    assert not result.ok
+    assert (result.detail or "").startswith("Failed to build `geom @")
+    assert ": ImportError: cannot import name 'Mapping' from 'collections'" in (result.detail or "")

@@ -160,6 +160,10 @@ def test_the_prompt_of_an_environment_task() -> None:
         assert "https://index.example/simple" in prompt and "2024-01-01 00:00:00+00:00" in prompt
         assert "/usr/bin/python3.11" in prompt
         assert "rejects the whole repair" in prompt
+        assert "pytest runs the command, and it is bugbout's" in prompt
+        assert "taken as of Python 3.11's release" in prompt
+    other = render_env_prompt(statement=None, **{**common, "command": ["python", "run.py"]})  # type: ignore[arg-type]
+    assert "bugbout's" not in other
 
 
 def test_environment_runs_on_the_board() -> None:
