@@ -1,4 +1,4 @@
-"""The `bugbout-tui` command: its arguments, the demo it can build, and the app it opens.
+"""The `bugbout-tui` command: its arguments, the demos it can build, and the app it opens.
 
 `make_app` is the one way to build the app for a project; the command line, the tests
 and the screenshot tool all use it.
@@ -14,7 +14,9 @@ from pathlib import Path
 from bugbout_tui.core.config import CONFIG_NAME
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.text import inert
+from bugbout_tui.demo.lite_demo import prepare_lite_demo
 from bugbout_tui.demo.project import check_pytest, prepare_demo
+from bugbout_tui.engine.lite import lite_repository
 from bugbout_tui.tui.app import BugboutApp, Launch
 from bugbout_tui.tui.session import Clock, utc_now
 
@@ -51,13 +53,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "path",
         nargs="?",
         type=Path,
-        help="the project (default: here); with --demo, where to build the demo",
+        help="the project (default: here); with --demo or --env-lite, where to build it",
     )
     how = parser.add_mutually_exclusive_group()
     how.add_argument(
         "--demo",
         action="store_true",
         help="open the demo bout (built on first use, reused after) and start it",
+    )
+    how.add_argument(
+        "--env-lite",
+        action="store_true",
+        help="open the Lite bout of environment repairs (built on first use, reused after) "
+        "and start it, offline",
     )
     how.add_argument(
         "--watch",
@@ -68,19 +76,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--fresh",
         action="store_true",
-        help="with --demo: delete the demo and its results, and build it again",
+        help="with --demo or --env-lite: delete it and its results, and build it again",
     )
     args = parser.parse_args(argv)
-    if args.fresh and not args.demo:
-        parser.error("--fresh starts the demo over; use it with --demo")
+    demo = args.demo or args.env_lite
+    if args.fresh and not demo:
+        parser.error("--fresh starts a demo over; use it with --demo or --env-lite")
     path: Path = args.path or Path()
-    if args.demo:
+    if demo:
+        opener = open_lite if args.env_lite else open_demo
         try:
-            path = open_demo(args.path, fresh=args.fresh)
+            path = opener(args.path, fresh=args.fresh)
         except BugboutError as exc:
             print(f"bugbout-tui: {inert(str(exc))}", file=sys.stderr)
             return exc.exit_code
-    app = make_app(path, watch=args.watch, start=args.run or args.demo, demo=args.demo)
+    app = make_app(path, watch=args.watch, start=args.run or demo, demo=demo)
     app.run()
     return app.return_code or 0
 
@@ -92,4 +102,14 @@ def open_demo(root: Path | None, *, fresh: bool = False) -> Path:
     demo, built = prepare_demo(root, fresh=fresh)
     verb = "Built" if built else "Reusing"
     print(f"{verb} the demo in {demo.root}", file=sys.stderr)
+    return demo.root
+
+
+def open_lite(root: Path | None, *, fresh: bool = False) -> Path:
+    """The Lite demo, reused as `bugbout env-lite` reuses it; its tasks install from the
+    Lite index, which the bout serves on 127.0.0.1 while it runs."""
+    check_pytest()
+    demo, built = prepare_lite_demo(root, repository=lite_repository().path, fresh=fresh)
+    verb = "Built" if built else "Reusing"
+    print(f"{verb} the Lite demo in {demo.root}", file=sys.stderr)
     return demo.root
