@@ -14,21 +14,19 @@ Layout of the directory:
 
 from __future__ import annotations
 
-import contextlib
 import json
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import tomlkit
 
-from bugbout_tui.core.errors import BugboutError, UsageError
+from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.fs import write_atomic
 from bugbout_tui.core.paths import bugbout_home
 from bugbout_tui.core.store import Store
 from bugbout_tui.demo.bugs import Style
-from bugbout_tui.demo.project import agent_command
+from bugbout_tui.demo.project import agent_command, claim_demo_dir
 
 LITE_DEMO_VERSION = "2"
 """Written into the marker file; a Lite demo directory of another version is rebuilt."""
@@ -143,31 +141,21 @@ def prepare_lite_demo(
     results go with it).
     """
     demo = LiteDemo((root or default_lite_demo_dir()).expanduser().resolve())
-    if demo.root.exists() and not demo.root.is_dir():
-        raise UsageError(f"{demo.root} is a file; the Lite demo needs a directory.")
-    has_content = demo.root.is_dir() and any(demo.root.iterdir())
-    if has_content and not (demo.root / MARKER).is_file():
-        raise UsageError(
-            f"{demo.root} already holds something other than a bugbout Lite demo; "
-            "`bugbout env-lite` will not write into it.",
-            hint="Give `bugbout env-lite` an empty or new directory.",
-        )
-    if has_content and demo.is_current() and not fresh and _same(demo, repository, python):
-        return demo, False
-    try:
-        if has_content:
-            shutil.rmtree(demo.root)
-        demo.root.mkdir(parents=True, exist_ok=True)
+
+    def build() -> None:
         write_atomic(demo.config_path, config_text(python, repository))
         write_atomic(demo.root / MARKER, LITE_DEMO_VERSION + "\n")
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            shutil.rmtree(demo.root)
-        raise BugboutError(
-            f"cannot write the Lite demo in {demo.root}: {exc.strerror or exc}.",
-            hint="Free some space there, or give `bugbout env-lite` a directory you can write.",
-        ) from None
-    return demo, True
+
+    built = claim_demo_dir(
+        demo.root,
+        marker=MARKER,
+        name="Lite demo",
+        command="bugbout env-lite",
+        reusable=lambda: demo.is_current() and _same(demo, repository, python),
+        build=build,
+        fresh=fresh,
+    )
+    return demo, built
 
 
 def _same(demo: LiteDemo, repository: Path, python: str) -> bool:

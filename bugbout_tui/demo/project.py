@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -291,32 +291,69 @@ def prepare_demo(
     deleted and built again (its results go with it).
     """
     demo = DemoProject((root or default_demo_dir()).expanduser().resolve())
-    if demo.root.exists() and not demo.root.is_dir():
-        raise UsageError(f"{demo.root} is a file; the demo needs a directory.")
-    has_content = demo.root.is_dir() and any(demo.root.iterdir())
-    if has_content and not (demo.root / MARKER).is_file():
-        raise UsageError(
-            f"{demo.root} already holds something other than a bugbout demo; "
-            "the demo will not write into it.",
-            hint="Give `bugbout demo` an empty or new directory.",
-        )
-    if has_content and demo.is_current() and not fresh:
+
+    def reusable() -> bool:
+        if not demo.is_current():
+            return False
         _check_interpreter(demo)
-        return demo, False
+        return True
+
+    built = claim_demo_dir(
+        demo.root,
+        marker=MARKER,
+        name="demo",
+        command="bugbout demo",
+        reusable=reusable,
+        build=lambda: build_demo(demo.root, python=python),
+        fresh=fresh,
+    )
+    return demo, built
+
+
+def claim_demo_dir(
+    root: Path,
+    *,
+    marker: str,
+    name: str,
+    command: str,
+    reusable: Callable[[], bool],
+    build: Callable[[], object],
+    fresh: bool,
+) -> bool:
+    """Make `root` hold a demo (`name`, written by `command`, known by its `marker`
+    file): reuse the one there when `reusable()` says so and `fresh` does not, else write
+    it with `build()` after deleting the old one; whether it was written now.
+
+    A directory that holds anything but such a demo is never touched. A write
+    that fails (read-only, full) leaves no half-built demo to trip over.
+    """
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"{root} is a file; the {name} needs a directory.")
+    has_content = root.is_dir() and any(root.iterdir())
+    if has_content and not (root / marker).is_file():
+        raise UsageError(
+            f"{root} already holds something other than a bugbout {name}; "
+            f"`{command}` will not write into it.",
+            hint=f"Give `{command}` an empty or new directory.",
+        )
+    if has_content and not fresh and reusable():
+        return False
     try:
         if has_content:
-            shutil.rmtree(demo.root)
-        return build_demo(demo.root, python=python), True
-    except OSError as exc:  # read-only, full: leave no half-built demo to trip over
-        if demo.root.is_dir():
-            for child in demo.root.iterdir():
+            shutil.rmtree(root)
+        root.mkdir(parents=True, exist_ok=True)
+        build()
+    except OSError as exc:
+        if root.is_dir():
+            for child in root.iterdir():
                 with contextlib.suppress(OSError):
                     if child.is_dir() and not child.is_symlink():
                         shutil.rmtree(child)
                     else:
                         child.unlink()
         raise BugboutError(
-            f"cannot write the demo in {demo.root}: {exc.strerror or exc}"
+            f"cannot write the {name} in {root}: {exc.strerror or exc}"
             + (f" ({exc.filename})." if exc.filename else "."),
-            hint="Free some space there, or give `bugbout demo` a directory you can write.",
+            hint=f"Free some space there, or give `{command}` a directory you can write.",
         ) from None
+    return True
