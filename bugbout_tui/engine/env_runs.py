@@ -122,6 +122,9 @@ class EnvRunner(StageRunner):
         started = time.monotonic()
         self.bus.emit(EnvRunStarted(task=task.id, label=label))
         try:
+            # D¹ is read before anything is built: the install runs the tree's own build
+            # code, which may write in the tree, and must not change what the audit sees.
+            declared = await asyncio.to_thread(declared_packages, tree)
             install = await clean_install(
                 tree,
                 python=spec.python,
@@ -147,7 +150,6 @@ class EnvRunner(StageRunner):
                     brought=install.brought,
                 )
                 trace = trace.model_copy(update={"log": _kept(logs / "trace.log", store.root)})
-            declared = await asyncio.to_thread(declared_packages, tree)
             findings, newest = await audit(
                 declared,
                 api=index.api,
