@@ -102,7 +102,7 @@ something else. Each maps to what already goes by that name."""
 Sandbox = Literal["auto", "bubblewrap", "seatbelt", "none"]
 EnvironmentsMode = Literal["dated", "tip"]
 AgentView = Literal["host", "minimal"]
-Policy = Literal["majority", "unanimous", "strict", "cross-vendor"]
+Policy = Literal["majority", "unanimous", "strict", "cross-vendor", "credible"]
 Assignment = Literal["reproduce", "specify"]
 Decision = Literal["accepted", "excluded"]
 Billing = Literal["api", "plan"]

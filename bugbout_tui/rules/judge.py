@@ -11,6 +11,12 @@ in `docs/judge.md`; the short version:
 - a suite test the patch breaks counts against it only when most other patches keep it
   passing, because a change nearly every patch makes was probably asked for;
 - with no approved patch the judge abstains and says why.
+
+`credible`, the fifth policy, reads the same matrix with two discounts: an author none
+of whose reproductions passes on another author's patch carries no weight (its tests are
+evidence about it, not about the bug), and only patches with support of at least one
+half vote in the breakage quorum (a patch that fails the other authors' reproductions
+is no witness to what the code should keep doing).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from bugbout_tui.rules.judge_models import (
     Assessment,
     Breakage,
     CellRef,
+    Discount,
     Verdict,
     VerdictSet,
 )
@@ -39,6 +46,7 @@ __all__ = [
     "Assessment",
     "Breakage",
     "CellRef",
+    "Discount",
     "Policy",
     "Verdict",
     "VerdictSet",
@@ -51,7 +59,8 @@ __all__ = [
 
 BASE = "base"
 THRESHOLD = Fraction(1, 2)
-"""`majority` and `cross-vendor` approve at this support or more."""
+"""`majority`, `cross-vendor` and `credible` approve at this support or more; under
+`credible` it is also the support that makes a patch a witness in the breakage quorum."""
 
 _REPRODUCES = frozenset({"failed", "error"})
 """Outcomes on the base that make a test a reproduction. `uncollected` is missing on
@@ -122,8 +131,18 @@ class _Judged:
     size: int
 
 
+@dataclass(frozen=True)
+class _Support:
+    """One patch's support under one policy, before any breakage is looked at."""
+
+    independent: list[str]
+    votes: dict[str, _Vote]
+    shares: dict[str, Fraction]
+    support: Fraction | None
+
+
 class _Evidence:
-    """The policy-independent facts of one matrix, worked out once for all four policies."""
+    """The policy-independent facts of one matrix, worked out once for all five policies."""
 
     def __init__(self, matrix: Matrix) -> None:
         self.task = matrix.task
@@ -145,8 +164,11 @@ class _Evidence:
         self.by_identity: dict[str, list[_Reproduction]] = {}
         self.vendors: dict[str, set[str | None]] = {}
         self.candidates: list[_Candidate] = []
-        self._votes: dict[str, dict[str, _Vote]] = {}
-        self._cells: dict[tuple[str, ...], list[CellRef]] = {}
+        self._votes: dict[tuple[str, bool], dict[str, _Vote]] = {}
+        self._cells: dict[tuple[str, bool, tuple[str, ...]], list[CellRef]] = {}
+        self._credible: dict[str, list[_Reproduction]] | None = None
+        self.discounts: list[Discount] = []
+        self._witnesses: list[str] | None = None
         for author in authors:
             cells = base_cells.get(author.name, {})
             if author.kind != "suite":
@@ -174,20 +196,34 @@ class _Evidence:
     def reproductions(self) -> dict[str, list[str]]:
         return {name: [rep.test for rep in reps] for name, reps in self.by_author.items()}
 
-    def assess(self, patch: PatchFacts, policy: Policy) -> _Judged:
+    def support(self, patch: PatchFacts, policy: Policy) -> _Support:
+        """Who may vouch for a patch and how much of their evidence it passes."""
+        credible = policy == "credible"
+        pool = self.credible_pool() if credible else self.by_identity
         author = author_identity(patch.contestant)
         independent = [
             name
-            for name in sorted(self.by_identity)
+            for name in sorted(pool)
             if name != author
             and (policy != "cross-vendor" or _vendor(patch.vendor) not in self.vendors[name])
         ]
-        votes = self._votes_on(patch.contestant)
+        votes = self._votes_on(patch.contestant, credible)
         shares = {name: Fraction(votes[name].passing, votes[name].total) for name in independent}
         support = sum(shares.values(), Fraction(0)) / len(shares) if shares else None
+        return _Support(independent, votes, shares, support)
+
+    def assess(self, patch: PatchFacts, policy: Policy) -> _Judged:
+        author = author_identity(patch.contestant)
+        found = self.support(patch, policy)
+        independent, votes, shares, support = (
+            found.independent,
+            found.votes,
+            found.shares,
+            found.support,
+        )
         breakages = self._breakages(patch.contestant, policy)
         counted = [breakage for breakage in breakages if breakage.counted]
-        cells = self._support_cells(patch.contestant, tuple(independent))
+        cells = self._support_cells(patch.contestant, tuple(independent), policy == "credible")
         if counted:
             cells = sorted([*cells, *(ref for b in counted for ref in b.cells)], key=_cell_order)
         passing = {name: votes[name].passing for name in independent}
@@ -206,12 +242,58 @@ class _Evidence:
         )
         return _Judged(assessment, gate, support, patch.source_size)
 
-    def _votes_on(self, patch: str) -> dict[str, _Vote]:
-        """Every author's vote on a patch, worked out once and shared by all policies."""
-        if patch not in self._votes:
+    def credible_pool(self) -> dict[str, list[_Reproduction]]:
+        """The authors whose reproductions `credible` counts: those with at least one
+        reproduction that passes on a patch by another author.
+
+        An author none of whose reproductions any other author's patch satisfies is
+        discounted whole (kept in `discounts`): its tests may pin down its own reading
+        of the bug rather than the bug. A counted author keeps all its reproductions,
+        unconfirmed ones included, so a patch cannot shed a test it fails just because
+        the other patches fail it too. Confirmation may come from any patch that ran and
+        is not by the author, so who counts is the same whichever patch is judged.
+        """
+        if self._credible is None:
+            self._credible = {}
+            for identity, reps in self.by_identity.items():
+                passing = sorted(
+                    name
+                    for name, tree in self.ran.items()
+                    if any(_outcome(tree, rep.author, rep.test) == _PASSES for rep in reps)
+                )
+                if any(author_identity(name) != identity for name in passing):
+                    self._credible[identity] = reps
+                    continue
+                tests: dict[str, list[str]] = {}
+                for rep in reps:
+                    tests.setdefault(rep.author, []).append(rep.test)
+                self.discounts.append(
+                    Discount(author=identity, reproductions=tests, passed_by=passing)
+                )
+        return self._credible
+
+    def witnesses(self) -> list[str]:
+        """The patches `credible` lets vote in the breakage quorum: those that ran and
+        have support of at least `THRESHOLD`, breakages aside (so nothing is circular)."""
+        if self._witnesses is None:
+            self._witnesses = []
+            for patch in self.patches:
+                if patch.contestant not in self.ran:
+                    continue
+                support = self.support(patch, "credible").support
+                if support is not None and support >= THRESHOLD:
+                    self._witnesses.append(patch.contestant)
+        return self._witnesses
+
+    def _votes_on(self, patch: str, credible: bool) -> dict[str, _Vote]:
+        """Every author's vote on a patch, worked out once and shared by the policies
+        that read the same reproductions."""
+        key = (patch, credible)
+        if key not in self._votes:
             tree = self.ran.get(patch)
             votes: dict[str, _Vote] = {}
-            for name, reps in self.by_identity.items():
+            pool = self.credible_pool() if credible else self.by_identity
+            for name, reps in pool.items():
                 cells: list[CellRef] = []
                 passing = 0
                 for rep in reps:
@@ -221,18 +303,20 @@ class _Evidence:
                         cells.append(_ref(patch, rep.author, rep.test, cell))
                         passing += cell.outcome == _PASSES
                 votes[name] = _Vote(passing, len(reps), cells)
-            self._votes[patch] = votes
-        return self._votes[patch]
+            self._votes[key] = votes
+        return self._votes[key]
 
-    def _support_cells(self, patch: str, independent: tuple[str, ...]) -> list[CellRef]:
+    def _support_cells(
+        self, patch: str, independent: tuple[str, ...], credible: bool
+    ) -> list[CellRef]:
         """The cells behind a patch's support, in display order.
 
         Three policies share one set of independent authors, so the list is kept. A cell
         appears once: each reproduction belongs to one author.
         """
-        key = (patch, *independent)
+        key = (patch, credible, independent)
         if key not in self._cells:
-            votes = self._votes_on(patch)
+            votes = self._votes_on(patch, credible)
             found = [ref for name in independent for ref in votes[name].cells]
             self._cells[key] = sorted(found, key=_cell_order)
         return self._cells[key]
@@ -241,12 +325,15 @@ class _Evidence:
         """Regressions of suite tests (and, under `strict`, examiner tests) on this patch.
 
         A patch that never ran has no observed regressions; its rejection comes from the
-        failed run itself.
+        failed run itself. Under `credible` the quorum is taken among the witnesses only.
         """
         tree = self.ran.get(patch)
         if tree is None:
             return []
-        others = len(self.ran) - 1
+        voters = None
+        if policy == "credible":
+            voters = [self.ran[name] for name in self.witnesses() if name != patch]
+        others = len(self.ran) - 1 if voters is None else len(voters)
         found: list[Breakage] = []
         for candidate in self.candidates:
             if candidate.kind == "examiner" and policy != "strict":
@@ -254,13 +341,18 @@ class _Evidence:
             cell = tree.cells.get(candidate.author, {}).get(candidate.test)
             if cell is None or cell.outcome not in _BROKEN:
                 continue
+            kept_by = candidate.kept_by
+            if voters is not None:
+                kept_by = sum(
+                    _outcome(voter, candidate.author, candidate.test) == _PASSES for voter in voters
+                )
             found.append(
                 Breakage(
                     author=candidate.author,
                     test=candidate.test,
-                    kept_by=candidate.kept_by,
+                    kept_by=kept_by,
                     others=others,
-                    counted=others == 0 or 2 * candidate.kept_by > others,
+                    counted=others == 0 or 2 * kept_by > others,
                     cells=[candidate.base, _ref(patch, candidate.author, candidate.test, cell)],
                 )
             )
@@ -275,6 +367,12 @@ class _Evidence:
         counted: list[Breakage],
     ) -> tuple[_Gate, str]:
         if support is None:
+            if policy == "credible":
+                return (
+                    _Gate.NO_INDEPENDENT,
+                    "no independent reproduction that counts: no other author has a test "
+                    "that fails on the unfixed code and passes on a patch not its own",
+                )
             whose = "an author of another vendor" if policy == "cross-vendor" else "another author"
             return (
                 _Gate.NO_INDEPENDENT,
@@ -295,10 +393,10 @@ class _Evidence:
             return _Gate.LOW_SUPPORT, f"support {_floor(support)} is below {float(THRESHOLD)}"
         if counted:
             tests = ", ".join(f"{breakage.test} ({breakage.author})" for breakage in counted)
+            keepers = "supported patches" if policy == "credible" else "other patches"
             return (
                 _Gate.BROKE,
-                f"breaks {look.plural(len(counted), 'test')} most other patches keep "
-                f"passing: {tests}",
+                f"breaks {look.plural(len(counted), 'test')} most {keepers} keep passing: {tests}",
             )
         return (
             _Gate.APPROVED,
@@ -315,6 +413,11 @@ class _Evidence:
         if not self.by_identity:
             return "no contestant's or examiner's test fails on the unfixed code"
         furthest = max(item.gate for item in judged)
+        if furthest is _Gate.NO_INDEPENDENT and policy == "credible":
+            return (
+                "no patch has a reproduction by another author that a patch not by that "
+                "author passes"
+            )
         if furthest is _Gate.NO_INDEPENDENT:
             whose = "an author of another vendor" if policy == "cross-vendor" else "another author"
             return f"no patch has a reproduction by {whose}"
@@ -334,7 +437,8 @@ class _Evidence:
         else:
             supported = f"with support of at least {float(THRESHOLD)}"
         which = "suite or examiner test" if policy == "strict" else "suite test"
-        return f"every patch {supported} breaks a {which} that most other patches keep passing"
+        keepers = "supported patches" if policy == "credible" else "other patches"
+        return f"every patch {supported} breaks a {which} that most {keepers} keep passing"
 
 
 def breaks(author: Author, base: Cell | None, patched: Cell | None) -> bool:
@@ -377,6 +481,7 @@ def judge_all(matrix: Matrix) -> dict[Policy, Verdict]:
 def _verdict(evidence: _Evidence, policy: Policy) -> Verdict:
     judged = [evidence.assess(patch, policy) for patch in evidence.patches]
     approved = sorted((item for item in judged if item.gate is _Gate.APPROVED), key=_pick_order)
+    credible = policy == "credible"
     return Verdict(
         task=evidence.task,
         policy=policy,
@@ -385,7 +490,38 @@ def _verdict(evidence: _Evidence, policy: Policy) -> Verdict:
         decided_by=_decided_by(approved),
         assessments=[item.assessment for item in judged],
         reproductions=evidence.reproductions(),
+        discounted=list(evidence.discounts) if credible else [],
+        witnesses=list(evidence.witnesses()) if credible else None,
+        notes=_credible_notes(evidence) if credible else [],
     )
+
+
+def _credible_notes(evidence: _Evidence) -> list[str]:
+    """What `credible` set aside, in sentences: the rule trail needs the why, not the ids."""
+    notes: list[str] = []
+    for discount in evidence.discounts:
+        count = sum(len(tests) for tests in discount.reproductions.values())
+        them = "it" if count == 1 else "them"
+        if discount.passed_by:
+            why = f"only {discount.author}'s own patch passes {them}"
+        else:
+            why = f"no patch passes {them}"
+        notes.append(
+            f"{discount.author}'s {look.plural(count, 'reproduction')} given no weight: "
+            f"{why}, which says more about {discount.author}'s reading of the bug than "
+            "about the bug"
+        )
+    witnesses = evidence.witnesses()
+    left_out = [name for name in evidence.ran if name not in witnesses]
+    if left_out and evidence.candidates:
+        kept = ", ".join(witnesses) if witnesses else "no patch"
+        notes.append(
+            f"the breakage quorum counts {kept}: {', '.join(left_out)} "
+            f"{'has' if len(left_out) == 1 else 'have'} support below {float(THRESHOLD)}, "
+            "and a patch that fails the other authors' reproductions is no witness to what "
+            "the code should keep doing"
+        )
+    return notes
 
 
 def _pick_order(item: _Judged) -> tuple[Fraction, int, int, int, str]:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bugbout_tui.core.config import Policy
 from bugbout_tui.core.models import CellOutcome, Record
 
-POLICIES: tuple[Policy, ...] = ("majority", "unanimous", "strict", "cross-vendor")
+POLICIES: tuple[Policy, ...] = ("majority", "unanimous", "strict", "cross-vendor", "credible")
 """Every policy, in the order reports show them side by side."""
 
 
@@ -42,6 +42,20 @@ class Breakage(BaseModel):
     """Whether it counts against the patch: no other patch, or more than half keep it."""
     cells: list[CellRef] = Field(default_factory=list)
     """Its cell on the base and on the patch."""
+
+
+class Discount(BaseModel):
+    """An author `credible` gives no weight: no patch by another author passes any of its
+    reproductions."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    author: str
+    """Who, as the judge compares authors: trial suffix removed."""
+    reproductions: dict[str, list[str]] = Field(default_factory=dict)
+    """Its reproductions, by the author name the matrix files them under."""
+    passed_by: list[str] = Field(default_factory=list)
+    """The patches that pass any of them, all its own; empty when none does."""
 
 
 class Assessment(BaseModel):
@@ -85,6 +99,13 @@ class Verdict(BaseModel):
     """One per patch, by patch name."""
     reproductions: dict[str, list[str]] = Field(default_factory=dict)
     """Author (as the matrix spells it) → its tests that fail on the unfixed code."""
+    discounted: list[Discount] = Field(default_factory=list)
+    """Under `credible`, the authors given no weight; empty under the others."""
+    witnesses: list[str] | None = None
+    """Under `credible`, the patches whose outcomes make the breakage quorum (those with
+    support of at least 0.5); None under the others, where every patch that ran does."""
+    notes: list[str] = Field(default_factory=list)
+    """What `credible` discounted and why, in sentences for the rule trail."""
 
 
 class VerdictSet(Record):
@@ -92,4 +113,4 @@ class VerdictSet(Record):
 
     policy: Policy
     verdicts: dict[str, dict[Policy, Verdict]] = Field(default_factory=dict)
-    """Task id → policy → verdict; all four are kept so a policy can be switched offline."""
+    """Task id → policy → verdict; all five are kept so a policy can be switched offline."""

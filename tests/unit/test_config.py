@@ -345,7 +345,7 @@ def test_unknown_table_and_top_level_key(repo: Path) -> None:
 def test_bad_enum_suggests_the_value(repo: Path) -> None:
     assert problems(repo, MINIMAL + '[judge]\npolicy = "majorty"\n') == [
         "invalid value for 'policy' in [judge] at bugbout.toml:4: must be one of 'majority', "
-        "'unanimous', 'strict', 'cross-vendor'; did you mean 'majority'?"
+        "'unanimous', 'strict', 'cross-vendor', 'credible'; did you mean 'majority'?"
     ]
 
 

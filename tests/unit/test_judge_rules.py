@@ -643,13 +643,17 @@ def test_the_documented_example() -> None:
         "unanimous": "beta",
         "strict": None,
         "cross-vendor": "beta",
+        "credible": "beta",
     }
     assert {p: sorted(approvals) for p, approvals in _approvals(verdicts).items()} == {
         "majority": ["alpha", "beta"],
         "unanimous": ["beta"],
         "strict": [],
         "cross-vendor": ["alpha", "beta"],
+        "credible": ["alpha", "beta"],
     }
+    assert verdicts["credible"].witnesses == ["alpha", "beta"]
+    assert verdicts["credible"].discounted == []
     assert verdicts["strict"].abstained == (
         "every patch that passes every independent reproduction breaks a suite or examiner "
         "test that most other patches keep passing"

@@ -282,9 +282,27 @@ def test_the_judge_decides_the_hand_made_tasks_as_described() -> None:
     verdicts = {name: judge_all(matrix) for name, matrix in MATRICES.items()}
     picks = {t: {p: v.pick for p, v in by_policy.items()} for t, by_policy in verdicts.items()}
     assert picks == {
-        "t1": {"majority": "beta", "unanimous": "beta", "strict": "beta", "cross-vendor": "beta"},
-        "t2": {"majority": "alpha", "unanimous": None, "strict": None, "cross-vendor": "alpha"},
-        "t3": {"majority": None, "unanimous": None, "strict": None, "cross-vendor": None},
+        "t1": {
+            "majority": "beta",
+            "unanimous": "beta",
+            "strict": "beta",
+            "cross-vendor": "beta",
+            "credible": "beta",
+        },
+        "t2": {
+            "majority": "alpha",
+            "unanimous": None,
+            "strict": None,
+            "cross-vendor": "alpha",
+            "credible": "alpha",
+        },
+        "t3": {
+            "majority": None,
+            "unanimous": None,
+            "strict": None,
+            "cross-vendor": None,
+            "credible": None,
+        },
     }
 
 
@@ -353,6 +371,7 @@ def test_picks_per_policy_against_the_best_single_agent(report: Report) -> None:
         "unanimous": (0, 1, 2, (0, 3)),
         "strict": (0, 1, 2, (0, 3)),
         "cross-vendor": (1, 1, 1, (1, 3)),
+        "credible": (1, 1, 1, (1, 3)),
     }
     assert picking.best_agent == "alpha"
     assert picking.best_agent_rate is not None
