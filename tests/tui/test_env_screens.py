@@ -292,7 +292,7 @@ async def test_verdicts_list_env_tasks_with_the_env_judges_pick_and_why(
         assert isinstance(screen, VerdictsScreen)
         table: DataTable[object] = screen.table
         cells = [cell.plain for cell in table.get_row(YANKED)]  # type: ignore[attr-defined]
-        assert cells == [f"{YANKED} env", "careful gate ✗", "same", "same", "same"]
+        assert cells == [f"{YANKED} env", "careful gate ✗", "same", "same", "same", "same"]
         assert table.get_row(TYPO)[1].plain == "careful gate ✓"  # type: ignore[attr-defined]
         assert max(len(line.rstrip()) for line in screen_lines(app)) <= SIZES[size][0]
         table.move_cursor(row=table.get_row_index(YANKED))

@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 from textual.app import App, ComposeResult
 from textual.widgets import Tree
-from tuiproject import EVENTS, _matrix_calc_1
+from tuiproject import EVENTS, _matrix_calc_1, _matrix_calc_2
 
 from bugbout_tui.core import look
 from bugbout_tui.core.config import (
@@ -25,7 +25,7 @@ from bugbout_tui.core.events import AttemptOutput, BoutStarted, StageStarted
 from bugbout_tui.core.models import Attempt, Author, Cell, IssueRef, Matrix, Oracle, OracleSet, Task
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.engine.state import AttemptView, BoutState
-from bugbout_tui.rules.judge import CellRef, Verdict, judge_all
+from bugbout_tui.rules.judge import POLICIES, CellRef, Verdict, judge_all
 from bugbout_tui.tui.config_form import SECTIONS, parse_field, show_value
 from bugbout_tui.tui.feed import OutputBook
 from bugbout_tui.tui.matrix_view import Filters, cell_tests, matrix_grid
@@ -34,6 +34,7 @@ from bugbout_tui.tui.screens.attempt import patch_view
 from bugbout_tui.tui.screens.matrix import LEGEND
 from bugbout_tui.tui.screens.tasks import task_status
 from bugbout_tui.tui.screens.verdicts import fill_trail, picked_words
+from bugbout_tui.tui.verdict_table import table_width, verdict_table
 from bugbout_tui.tui.watch import JournalReader
 from bugbout_tui.tui.widgets.dialogs import Choice
 from bugbout_tui.tui.widgets.lane import attempt_row
@@ -252,6 +253,117 @@ async def test_one_reproduction_by_one_author_fails_in_the_trail() -> None:
         assert str(trail.root.children[0].label) == (
             "step 1 · reproductions: 1 test by 1 author fails on the unfixed code"
         )
+
+
+async def _trail_lines(verdict: Verdict) -> list[str]:
+    """The rule trail of `verdict` as a person reads it, one line per node."""
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Tree[CellRef | None]("")
+
+    lines: list[str] = []
+
+    def walk(node: object) -> None:
+        lines.append(node.label.plain)  # type: ignore[attr-defined]
+        for child in node.children:  # type: ignore[attr-defined]
+            walk(child)
+
+    async with One().run_test() as pilot:
+        trail: Tree[CellRef | None] = pilot.app.query_one(Tree)
+        fill_trail(trail, verdict, Records())
+        walk(trail.root)
+    return lines
+
+
+async def test_the_credible_trail_says_whose_reproductions_count_and_why() -> None:
+    verdict = judge_all(_matrix_calc_2())["credible"]
+    lines = await _trail_lines(verdict)
+    assert "careful: 1 test · given no weight" in lines
+    assert "examiner: 2 tests" in lines
+    assert (
+        "step 2 · whose evidence counts: 2 authors given no weight; breakage quorum: "
+        "careful, hasty (support of at least 0.5)"
+    ) in lines
+    assert verdict.notes and all(note in lines for note in verdict.notes)
+    assert any(line.startswith("careful's 1 reproduction given no weight: only careful's own")
+               for line in lines)  # fmt: skip
+    assert (
+        "support: 0.50 (mean over independent authors given weight of the share of their "
+        "reproductions that pass)"
+    ) in lines
+    assert [line.split(" · ")[0] for line in lines if line.startswith("step ")] == [
+        "step 1", "step 2", "step 3", "step 4",
+    ]  # fmt: skip
+    # The other policies have no such step.
+    majority = await _trail_lines(judge_all(_matrix_calc_2())["majority"])
+    assert not any("whose evidence counts" in line or "no weight" in line for line in majority)
+
+
+async def test_the_credible_trail_counts_a_breakage_among_the_supported_patches() -> None:
+    verdict = judge_all(_matrix_calc_1())["credible"]
+    lines = await _trail_lines(verdict)
+    assert (
+        "step 2 · whose evidence counts: every author's reproductions count; breakage "
+        "quorum: careful, slow (support of at least 0.5)"
+    ) in lines
+    assert "each author has a reproduction that a patch by another author passes" in lines
+    assert any(line.startswith("the breakage quorum counts careful, slow: hasty has support")
+               for line in lines)  # fmt: skip
+    assert (
+        "breakages: 1 found, 1 counted (counted when most other supported patches keep the "
+        "test passing)"
+    ) in lines
+    assert (
+        "tests/test_ops.py::test_mean_of_one  suite: kept passing by 2 of 2 other supported "
+        "patches — counted"
+    ) in lines
+    majority = await _trail_lines(judge_all(_matrix_calc_1())["majority"])
+    assert (
+        "tests/test_ops.py::test_mean_of_one  suite: kept passing by 2 of 2 other patches — counted"
+    ) in majority
+
+
+def _long_picks() -> Records:
+    """One task where every policy but `unanimous` picks a patch with a long name."""
+    verdicts = {
+        policy: Verdict(task="pkg-1", policy=policy, abstained="none approved")
+        if policy == "unanimous"
+        else Verdict(task="pkg-1", policy=policy, pick="mini-swe-agent")
+        for policy in POLICIES
+    }
+    return Records(verdicts={"pkg-1": verdicts})
+
+
+def test_the_verdict_table_gives_up_detail_only_as_far_as_the_width_asks() -> None:
+    records = _long_picks()
+    full = verdict_table(records, "majority", 200)
+    assert full.fit == "full"
+    assert [cell.plain for cell in full.rows["pkg-1"]] == [
+        "pkg-1", "mini-swe-agent", "abstain", "mini-swe-agent", "mini-swe-agent",
+        "mini-swe-agent",
+    ]  # fmt: skip
+    same = verdict_table(records, "majority", table_width(full) - 1)
+    assert same.fit == "same"
+    assert [cell.plain for cell in same.rows["pkg-1"]] == [
+        "pkg-1", "mini-swe-agent", "abstain", "same", "same", "same",
+    ]  # fmt: skip
+    assert [heading.plain for heading in same.headings] == [
+        "task", "majority ◂", "unanimous", "strict", "cross-vendor", "credible",
+    ]  # fmt: skip
+    short = verdict_table(records, "majority", table_width(same) - 1)
+    assert short.fit == "short"
+    assert [heading.plain for heading in short.headings] == [
+        "task", "majority ◂", "unanim.", "strict", "x-vendor", "credible",
+    ]  # fmt: skip
+    assert table_width(short) < table_width(same) < table_width(full)
+    # Past the last step the table scrolls sideways: names stay whole.
+    assert verdict_table(records, "majority", 10).fit == "short"
+    # `same` is said against the shown policy, whichever it is.
+    shown = verdict_table(records, "strict", table_width(same) - 1)
+    assert [cell.plain for cell in shown.rows["pkg-1"]] == [
+        "pkg-1", "same", "abstain", "mini-swe-agent", "same", "same",
+    ]  # fmt: skip
 
 
 def _matrix_with_trials() -> Matrix:

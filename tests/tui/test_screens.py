@@ -314,6 +314,23 @@ async def test_escape_puts_an_edited_key_back(calc: Path) -> None:
         assert screen.table.has_focus
 
 
+async def test_the_policy_choice_offers_credible_and_saves_it(calc: Path) -> None:
+    config = calc / "bugbout.toml"
+
+    async with on_screen(calc, "1", ConfigScreen) as (app, pilot, screen):
+        await edit_key(pilot, screen, "judge.policy", None)
+        seen = [config_row(screen, "judge.policy")[1]]
+        for _ in range(4):
+            await press_and_settle(pilot, "right")
+            seen.append(config_row(screen, "judge.policy")[1])
+        assert seen == ["majority", "unanimous", "strict", "cross-vendor", "credible"]
+        await press_and_settle(pilot, "enter", "ctrl+s")
+        text = config.read_text()
+        assert 'policy = "credible"' in text
+        assert comments(text) == comments(CONFIG)
+        assert app.project is not None and app.project.config.judge.policy == "credible"
+
+
 async def test_agents_show_whether_their_program_is_found_and_can_be_added(calc: Path) -> None:
     config = calc / "bugbout.toml"
 
@@ -532,7 +549,7 @@ async def test_switching_the_policy_re_judges_and_can_be_saved(calc: Path) -> No
     async with on_screen(calc, "5", VerdictsScreen) as (app, pilot, screen):
         table = screen.table
         assert row_texts(table, "calc-2") == ["calc-2", "hasty ✗", "abstain", "abstain",
-                                              "hasty ✗"]  # fmt: skip
+                                              "hasty ✗", "hasty ✗"]  # fmt: skip
         table.move_cursor(row=table.get_row_index("calc-2"))
         await settle(pilot)
         trail = screen.query_one(Tree)
@@ -547,6 +564,26 @@ async def test_switching_the_policy_re_judges_and_can_be_saved(calc: Path) -> No
         assert 'policy = "unanimous"' in text
         assert comments(text) == comments(CONFIG)
         assert app.project is not None and app.project.config.judge.policy == "unanimous"
+
+
+async def test_credible_is_reached_with_p_shown_in_the_bar_and_saved_with_w(calc: Path) -> None:
+    config = calc / "bugbout.toml"
+
+    async with on_screen(calc, "5", VerdictsScreen) as (app, pilot, screen):
+        await press_and_settle(pilot, "p", "p", "p", "p")
+        assert screen.policy == "credible"
+        bar = static_text(screen, "#policy-bar")
+        assert bar.startswith("showing  credible  · [judge] policy: majority"), bar
+        trail = screen.query_one(Tree)
+        assert "under credible" in str(trail.root.label)
+        steps = [str(node.label) for node in trail.root.children]
+        assert steps[1].startswith("step 2 · whose evidence counts: "), steps
+        await press_and_settle(pilot, "w")
+        assert 'policy = "credible"' in config.read_text()
+        assert app.project is not None and app.project.config.judge.policy == "credible"
+        assert "[judge] policy: credible" in static_text(screen, "#policy-bar")
+        await press_and_settle(pilot, "p")
+        assert screen.policy == "majority"
 
 
 async def test_a_cell_behind_a_verdict_opens_with_its_test_highlighted(calc: Path) -> None:

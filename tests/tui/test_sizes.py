@@ -116,6 +116,34 @@ async def test_verdicts_column_headers_start_where_their_values_do(calc: Path) -
     assert header.index("unanimous") == row.index("careful", row.index("careful") + 1)
 
 
+async def test_at_80_columns_the_verdicts_keep_all_five_policies_whole(calc_env: Path) -> None:
+    """With environment tasks' long rows five policies outgrow 80 columns: shared picks
+    say `same` and the two longest policy names shorten, so no column is scrolled off
+    and no name is cut; at 160 columns everything is in full again."""
+    app = calc_app(calc_env)
+    async with app.run_test(size=SMALLEST) as pilot:
+        await settle(pilot)
+        await press_and_settle(pilot, "5")
+        lines = screen_lines(app)
+        header = next(line for line in lines if line.lstrip().startswith("task "))
+        assert header.split() == [
+            "task", "majority", "◂", "unanim.", "strict", "x-vendor", "credible",
+        ]  # fmt: skip
+        row = next(line for line in lines if line.lstrip().startswith("calc-2 "))
+        assert row.split() == ["calc-2", "hasty", "✗", "abstain", "abstain", "same", "same"]
+        bar = next(line for line in lines if line.lstrip().startswith("showing"))
+        assert bar.rstrip().endswith("· p next · w save"), bar
+        await pilot.resize_terminal(160, 45)
+        await settle(pilot)
+        lines = screen_lines(app)
+    header = next(line for line in lines if line.lstrip().startswith("task "))
+    assert header.split() == [
+        "task", "majority", "◂", "unanimous", "strict", "cross-vendor", "credible",
+    ]  # fmt: skip
+    row = next(line for line in lines if line.lstrip().startswith("calc-2 "))
+    assert row.split() == ["calc-2", "hasty", "✗", "abstain", "abstain", "hasty", "✗", "hasty", "✗"]
+
+
 async def test_at_80_columns_each_lane_head_keeps_its_counts(calc: Path) -> None:
     app = calc_app(calc)
     async with app.run_test(size=SMALLEST) as pilot:

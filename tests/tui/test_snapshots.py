@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Tree
 from tuiapp import calc_app, press_and_settle, settle
 from tuiproject import EVENTS
 
@@ -44,6 +45,7 @@ SCREENS = {
     "matrix": ("4",),
     "cell": ("4", "down", "down", "right", "right", "enter"),
     "verdicts": ("5", "down"),
+    "verdicts-credible": ("5", "down", "p", "p", "p", "p"),
     "report": ("6",),
     "keys": ("3", "question_mark"),
 }
@@ -67,6 +69,29 @@ def test_attempt_detail(snap_compare: Compare, calc: Path, size: str) -> None:
         lane = screen.query("LaneBox").first()
         lane.attempts.highlight("calc-1/careful")
         await press_and_settle(pilot, "enter", "right")
+
+    assert snap_compare(calc_app(calc), terminal_size=SIZES[size], run_before=run_before)
+
+
+@sizes
+def test_credible_breakage_quorum(snap_compare: Compare, calc: Path, size: str) -> None:
+    """calc-1 under `credible`: hasty's patch opened to its breakage, kept passing by the
+    two supported patches, the only ones in the quorum."""
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        await settle(pilot)
+        await press_and_settle(pilot, "5", "p", "p", "p", "p")
+        trail: Tree[object] = pilot.app.screen.query_one("#verdict-trail", Tree)
+        patches = trail.root.children[2]
+        hasty = next(node for node in patches.children if "hasty" in str(node.label))
+        breakages = hasty.children[2]
+        hasty.expand()
+        breakages.expand()
+        trail.focus()
+        await settle(pilot)
+        trail.move_cursor(breakages.children[0])
+        trail.scroll_to_node(breakages.children[0])
+        await settle(pilot)
 
     assert snap_compare(calc_app(calc), terminal_size=SIZES[size], run_before=run_before)
 

@@ -1,8 +1,9 @@
 """The Verdicts screen: the judge's pick (or abstention) per task, rule by rule.
 
-Verdicts are recomputed from the stored matrices under all four policies when the store
+Verdicts are recomputed from the stored matrices under all five policies when the store
 is read, so switching the policy here shows its verdicts at once, and saving it makes it
-the project's `[judge] policy`. Test, author and patch names and the judge's reasons
+the project's `[judge] policy`. The table gives up detail only as far as the width asks
+(`tui.verdict_table`). Test, author and patch names and the judge's reasons
 (which quote them) are shown inert; the nodes keep the names themselves to find cells.
 
 An environment task has no matrix and no policy: the env judge picks among its repairs
@@ -30,43 +31,15 @@ from bugbout_tui.core.env_models import Repair
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.models import BASE, GOLD, Resolution
 from bugbout_tui.core.text import inert_line
-from bugbout_tui.core.trials import trial_label_among
 from bugbout_tui.report.env_build import control_problem
 from bugbout_tui.rules.env_judge import EnvVerdict, RankedRepair, f1_text
 from bugbout_tui.rules.env_judge import share as safe_share
-from bugbout_tui.rules.judge import POLICIES, Assessment, CellRef, Verdict
-from bugbout_tui.tui.env_view import ENV_MARK, failure_words
+from bugbout_tui.rules.judge import POLICIES, Assessment, Breakage, CellRef, Verdict
+from bugbout_tui.tui.env_view import failure_words
 from bugbout_tui.tui.records import Records
 from bugbout_tui.tui.screens.base import BoutScreen
 from bugbout_tui.tui.screens.cell import CellScreen
-
-NO_VERDICT = Text("no matrix yet", style="dim")
-SAME_PICK = Text("same", style="dim italic")
-"""An environment task's pick under the other policies: the env judge has none."""
-
-
-def pick_text(verdict: Verdict | None, records: Records) -> Text:
-    """A policy's pick with whether the hidden tests proved it right, or `abstain`."""
-    if verdict is None:
-        return NO_VERDICT
-    if verdict.pick is None:
-        return Text("abstain", style="dim italic")
-    text = Text(inert_line(_patch_label(verdict.pick, verdict)), style="bold")
-    resolution = records.resolution(verdict.task, verdict.pick)
-    if resolution is not None:
-        mark = look.pick(resolution.status == "resolved")
-        text.append(f" {mark.glyph}", style=f"bold {mark.style}")
-    return text
-
-
-def env_pick_text(verdict: EnvVerdict) -> Text:
-    """The env judge's pick with the merge gate's answer, or `abstain`."""
-    if verdict.pick is None:
-        return Text("abstain", style="dim italic")
-    text = Text(inert_line(verdict.pick), style="bold")
-    text.append(" gate ✓" if verdict.approved else " gate ✗",
-                style="bold green" if verdict.approved else "bold red")  # fmt: skip
-    return text
+from bugbout_tui.tui.verdict_table import CELL_PADDING, patch_label, verdict_table
 
 
 def ranked_label(place: int, ranked: RankedRepair) -> Text:
@@ -165,22 +138,17 @@ def _add_cells(node: TreeNode[CellRef | None], cells: list[CellRef]) -> None:
         node.add_leaf(cell_label(ref), data=ref)
 
 
-def _patch_label(patch: str, verdict: Verdict) -> str:
-    """A patch named by its agent, with the trial when its agent ran several here."""
-    return trial_label_among(patch, (a.patch for a in verdict.assessments))
-
-
 def picked_words(verdict: Verdict) -> str:
     """`picks careful`, or `picks careful #2's patch` when careful ran several trials:
     which trial's patch it was is the point of picking among them."""
     assert verdict.pick is not None
-    label = _patch_label(verdict.pick, verdict)
+    label = patch_label(verdict.pick, verdict)
     return f"picks {label}" if label == verdict.pick else f"picks {label}'s patch"
 
 
 def _assessment_label(assessment: Assessment, picked: bool, verdict: Verdict) -> Text:
     mark, style = ("✓ ", "bold green") if assessment.approved else ("✗ ", "bold red")
-    shown = _patch_label(assessment.patch, verdict)
+    shown = patch_label(assessment.patch, verdict)
     label = Text.assemble((mark, style), (inert_line(shown), "bold"))
     if picked:
         label.append(" (the pick)", style="bold green")
@@ -193,6 +161,33 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
     """The rule trail of one verdict, with the cells behind each step as leaves."""
     tree.clear()
     root = tree.root
+    root.set_label(_trail_head(verdict, records))
+    _add_reproductions(root, verdict)
+    step = 2
+    if verdict.witnesses is not None:
+        _add_credibility(root, verdict, step)
+        step += 1
+    _add_patches(root, verdict, step)
+    step += 1
+    if verdict.decided_by is not None:
+        root.add_leaf(
+            Text.assemble((f"step {step} · the pick", "bold"), ": ", inert_line(verdict.decided_by))
+        )
+        step += 1
+    scored = [(a.patch, records.resolution(verdict.task, a.patch)) for a in verdict.assessments]
+    if any(resolution is not None for _, resolution in scored):
+        truth = root.add(
+            Text.assemble((f"step {step} · the maintainers' hidden tests", "bold"),
+                          ": whether each patch really fixed the bug"),
+            expand=True,
+        )  # fmt: skip
+        for patch, resolution in scored:
+            status = look.resolution(resolution.status if resolution is not None else "not scored")
+            truth.add_leaf(Text.assemble((inert_line(patch), "bold"), ": ", status.label()))
+    root.expand()
+
+
+def _trail_head(verdict: Verdict, records: Records) -> Text:
     head = Text.assemble(
         (inert_line(verdict.task), "bold"), " under ", (verdict.policy, "bold cyan"), ": "
     )
@@ -209,8 +204,14 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
     else:
         head.append("abstains: ", style="bold yellow")
         head.append(inert_line(verdict.abstained or ""))
-    tree.root.set_label(head)
+    return head
+
+
+def _add_reproductions(root: TreeNode[CellRef | None], verdict: Verdict) -> None:
+    """Step 1: every test that fails on the unfixed code, by author; under `credible` an
+    author given no weight says so (step 2 says why)."""
     reps = {author: tests for author, tests in verdict.reproductions.items() if tests}
+    unweighted = {name for discount in verdict.discounted for name in discount.reproductions}
     count = sum(len(tests) for tests in reps.values())
     repro_node = root.add(
         Text.assemble(
@@ -221,9 +222,10 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
         expand=True,
     )
     for author, tests in sorted(reps.items()):
-        author_node = repro_node.add(
-            Text.assemble((inert_line(author), "cyan"), f": {look.plural(len(tests), 'test')}")
-        )
+        label = Text.assemble((inert_line(author), "cyan"), f": {look.plural(len(tests), 'test')}")
+        if author in unweighted:
+            label.append(" · given no weight", style="yellow")
+        author_node = repro_node.add(label)
         _add_cells(
             author_node,
             [CellRef(tree="base", author=author, test=test, outcome="failed") for test in tests],
@@ -231,9 +233,40 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
     if not reps:
         repro_node.add_leaf(Text("none: no test by a contestant or examiner fails there",
                                  style="dim"))  # fmt: skip
+
+
+def _add_credibility(root: TreeNode[CellRef | None], verdict: Verdict, step: int) -> None:
+    """`credible`'s own step: whose reproductions it gave no weight and which patches
+    vote in the breakage quorum, with the judge's sentences saying why."""
+    witnesses = verdict.witnesses or []
+    unweighted = [discount.author for discount in verdict.discounted]
+    node = root.add(
+        Text.assemble(
+            (f"step {step} · whose evidence counts", "bold"),
+            ": ",
+            f"{look.plural(len(unweighted), 'author')} given no weight"
+            if unweighted
+            else "every author's reproductions count",
+            "; breakage quorum: ",
+            inert_line(", ".join(witnesses)) or "no patch",
+            " (support of at least 0.5)",
+        ),
+        expand=True,
+    )
+    if not unweighted:
+        node.add_leaf(Text("each author has a reproduction that a patch by another author "
+                           "passes", style="dim"))  # fmt: skip
+    for note in verdict.notes:
+        node.add_leaf(Text(inert_line(note)))
+
+
+def _add_patches(root: TreeNode[CellRef | None], verdict: Verdict, step: int) -> None:
+    """Each patch judged alone: who may vouch for it, its support, its breakages."""
+    credible = verdict.witnesses is not None
+    keepers = "other supported patches" if credible else "other patches"
     patches = root.add(
         Text.assemble(
-            ("step 2 · patches", "bold"),
+            (f"step {step} · patches", "bold"),
             f": {look.plural(len(verdict.assessments), 'patch', 'patches')}, each judged alone",
         ),
         expand=True,
@@ -242,11 +275,12 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
         node = patches.add(_assessment_label(assessment, assessment.patch == verdict.pick, verdict))
         independent = inert_line(", ".join(assessment.independent)) or "none"
         node.add_leaf(Text.assemble(("independent authors: ", "bold"), independent))
+        counted = "independent authors given weight" if credible else "independent authors"
         support = node.add(
             Text.assemble(
                 ("support: ", "bold"),
                 "none" if assessment.support is None else f"{assessment.support:.2f}",
-                " (mean over independent authors of the share of their reproductions that pass)",
+                f" (mean over {counted} of the share of their reproductions that pass)",
             )
         )
         for author, share in sorted(assessment.support_by_author.items()):
@@ -255,39 +289,26 @@ def fill_trail(tree: Tree[CellRef | None], verdict: Verdict, records: Records) -
             Text.assemble(
                 ("breakages: ", "bold"),
                 f"{len(assessment.breakages)} found, {assessment.counted_breakages} counted "
-                "(counted when most other patches keep the test passing)",
+                f"(counted when most {keepers} keep the test passing)",
             )
         )
         for breakage in assessment.breakages:
-            counted = "counted" if breakage.counted else "not counted"
-            item = breaks.add(
-                Text.assemble(
-                    (inert_line(breakage.test), ""), "  ", (inert_line(breakage.author), "cyan"),
-                    f": kept passing by {breakage.kept_by} of {breakage.others} other patches — ",
-                    (counted, "bold red" if breakage.counted else "dim"),
-                )
-            )  # fmt: skip
+            item = breaks.add(breakage_label(breakage, keepers))
             _add_cells(item, breakage.cells)
         cells = node.add(Text.assemble(("cells behind this decision", "bold"),
                                        f": {len(assessment.cells)}"))  # fmt: skip
         _add_cells(cells, assessment.cells)
-    step = 3
-    if verdict.decided_by is not None:
-        root.add_leaf(
-            Text.assemble(("step 3 · the pick", "bold"), ": ", inert_line(verdict.decided_by))
-        )
-        step = 4
-    scored = [(a.patch, records.resolution(verdict.task, a.patch)) for a in verdict.assessments]
-    if any(resolution is not None for _, resolution in scored):
-        truth = root.add(
-            Text.assemble((f"step {step} · the maintainers' hidden tests", "bold"),
-                          ": whether each patch really fixed the bug"),
-            expand=True,
-        )  # fmt: skip
-        for patch, resolution in scored:
-            status = look.resolution(resolution.status if resolution is not None else "not scored")
-            truth.add_leaf(Text.assemble((inert_line(patch), "bold"), ": ", status.label()))
-    root.expand()
+
+
+def breakage_label(breakage: Breakage, keepers: str) -> Text:
+    """A breakage with its quorum: how many of the `keepers` (other patches, or under
+    `credible` the other supported patches) keep the test passing, and whether it counts."""
+    counted = "counted" if breakage.counted else "not counted"
+    return Text.assemble(
+        (inert_line(breakage.test), ""), "  ", (inert_line(breakage.author), "cyan"),
+        f": kept passing by {breakage.kept_by} of {breakage.others} {keepers} — ",
+        (counted, "bold red" if breakage.counted else "dim"),
+    )  # fmt: skip
 
 
 class VerdictsScreen(BoutScreen):
@@ -313,6 +334,8 @@ class VerdictsScreen(BoutScreen):
         super().__init__()
         self.policy: Policy | None = None
         self._task_id: str | None = None
+        self._fitted_to = 0
+        """The screen width the table was last fitted to."""
         self._trail_of: (
             tuple[Verdict, list[Resolution | None]]
             | tuple[EnvVerdict, dict[str, Repair], dict[str, Repair]]
@@ -322,7 +345,9 @@ class VerdictsScreen(BoutScreen):
 
     def body(self) -> ComposeResult:
         yield Static(id="policy-bar")
-        yield DataTable(id="verdict-table", cursor_type="row", zebra_stripes=True)
+        yield DataTable(
+            id="verdict-table", cursor_type="row", zebra_stripes=True, cell_padding=CELL_PADDING
+        )
         yield Tree[CellRef | None]("", id="verdict-trail")
 
     @property
@@ -337,48 +362,44 @@ class VerdictsScreen(BoutScreen):
         if self.policy is None:
             self.policy = self._configured()
         self._show_bar()
-        records = self.session.records
+        self._show_table()
+        self._show_trail()
+
+    def _show_table(self) -> None:
+        """Every task under every policy, in as much detail as the width allows; the
+        cursor stays on the task it was on."""
+        assert self.policy is not None
         table = self.table
+        room = self.size.width - table.styles.scrollbar_size_vertical
+        shown = verdict_table(self.session.records, self.policy, room)
+        self._fitted_to = self.size.width
         keep = self._task_id
         with self.app.batch_update():
             table.clear(columns=True)
-            table.add_column("task", key="task")
-            for policy in POLICIES:
-                # The current policy's mark follows its name: a header starts where
-                # its column's values start.
-                current = policy == self.policy
-                label = Text(policy, style="bold reverse" if current else "bold")
-                if current:
-                    label.append(" ◂", style="bold")
-                table.add_column(label, key=policy)
-            tasks = sorted({*records.verdicts, *records.env_verdicts}, key=look.task_order)
-            for task in tasks:
-                if task in records.verdicts:
-                    verdicts = records.verdicts[task]
-                    table.add_row(
-                        Text(inert_line(task), style="bold"),
-                        *(pick_text(verdicts.get(policy), records) for policy in POLICIES),
-                        key=task,
-                    )
-                else:
-                    name = Text.assemble((inert_line(task), "bold"), (f" {ENV_MARK}", "magenta"))
-                    table.add_row(
-                        name, env_pick_text(records.env_verdicts[task]),
-                        *(SAME_PICK for _ in POLICIES[1:]), key=task,
-                    )  # fmt: skip
-            if keep in tasks:
+            keys = ["task", *POLICIES]
+            for key, heading in zip(keys, shown.headings, strict=True):
+                table.add_column(heading, key=key)
+            for task, cells in shown.rows.items():
+                table.add_row(*cells, key=task)
+            if keep in shown.rows:
                 table.move_cursor(row=table.get_row_index(keep))
-        self._task_id = keep if keep in tasks else (tasks[0] if tasks else None)
-        self._show_trail()
+        tasks = list(shown.rows)
+        self._task_id = keep if keep in shown.rows else (tasks[0] if tasks else None)
+
+    def on_resize(self) -> None:
+        if self.drawable and self.policy is not None and self._fitted_to != self.size.width:
+            self._show_table()
 
     def _show_bar(self) -> None:
-        bar = Text("policy ", style="bold")
-        for policy in POLICIES:
-            style = "bold reverse cyan" if policy == self.policy else "dim"
-            bar.append(f" {policy} ", style=style)
-            bar.append(" ")
+        """The shown policy and the project's, by name: the table's headings may be
+        shortened, and which policy is saved is not in the table at all."""
+        assert self.policy is not None
         configured = self._configured()
-        bar.append(f"  p next · w save as [judge] policy (now {configured})", style="dim")
+        bar = Text.assemble(
+            ("showing ", "bold"), (f" {self.policy} ", "bold reverse cyan"),
+            " · [judge] policy: ", (configured, "bold"),
+            (" · p next · w save", "dim"),
+        )  # fmt: skip
         self.query_one("#policy-bar", Static).update(bar)
 
     def _show_trail(self) -> None:
