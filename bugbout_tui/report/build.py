@@ -16,6 +16,9 @@ where the design leaves room are stated in `docs/report.md`; the main ones:
 - `cross-vendor` cannot apply when an agent's vendor is unknown, or every agent is of one
   vendor: it would abstain for want of information, not of evidence, so its comparisons
   are withheld and the reason given instead (decided per report);
+- the share of the gap from the best single agent to the oracle a policy closes keeps
+  that agent fixed, as chosen on the whole bout, in every bootstrap resample; with no gap
+  there is no share (not 0, not 1), and the reason is given in words;
 - a task whose gold control (the maintainers' fix scored as a patch) did not resolve
   has an unreliable grader and counts in no figure;
 - an author's tests never score the author's own patches, as the judge never lets an
@@ -72,6 +75,7 @@ from bugbout_tui.report.model import (
     ExclusionCount,
     FlaggedAttempt,
     FunnelSection,
+    GapClosed,
     GateSection,
     LeftOutCount,
     NotScoredCount,
@@ -570,6 +574,10 @@ def _picking(
     best_right = {
         task: best_name is not None and status(task, best_name) == "resolved" for task in raced
     }
+    oracle_right = {
+        task: any(value == "resolved" for value in statuses.get(task, {}).values())
+        for task in raced
+    }
     sides = []
     for each in POLICIES:
         picks = [_picked(task, each, verdicts) for task in raced]
@@ -583,6 +591,15 @@ def _picking(
         count = sum(right.values())
         cannot_apply = cross_vendor if each == "cross-vendor" else None
         versus = None
+        gap = None
+        if best_name is not None and cannot_apply is None:
+            gap = _gap_closed(
+                best_name,
+                [
+                    (Fraction(int(right[t])), rates[best_name][t], Fraction(int(oracle_right[t])))
+                    for t in raced
+                ],
+            )
         if best_name is not None and cannot_apply is None and repeated:
             versus = _versus_rates(best_name, [(right[t], rates[best_name][t]) for t in raced])
         elif best_name is not None and cannot_apply is None:
@@ -602,6 +619,7 @@ def _picking(
                 abstained=abstained,
                 rate=_rate(count, n),
                 versus_best=versus,
+                gap_closed=gap,
                 cannot_apply=cannot_apply,
             )
         )
@@ -610,9 +628,7 @@ def _picking(
         if contestants:
             here = sum((rates[name][task] for name in contestants), Fraction(0))
             chance += here / len(contestants)
-    oracle = sum(
-        any(value == "resolved" for value in statuses.get(task, {}).values()) for task in raced
-    )
+    oracle = sum(oracle_right.values())
     best_rate = None if best_name is None else _rate(float(sum(rates[best_name].values())), n)
     configured = next(side for side in sides if side.policy == policy)
     return PickingSection(
@@ -624,6 +640,29 @@ def _picking(
         random_agent=_rate(float(chance), n),
         oracle=_rate(oracle, n),
         summary=_summary(configured, best_rate),
+    )
+
+
+def _gap_closed(best: str, tasks: Sequence[tuple[Fraction, Fraction, Fraction]]) -> GapClosed:
+    """The share of the gap from `best` to the oracle that the judge closes, from each
+    raced task's (judge right, `best`'s resolved rate, any patch right), with why there
+    is none when there is no gap."""
+    found = metrics.gap_closed(tasks)
+    no_gap = None
+    if found.value is None:
+        no_gap = (
+            "no patch resolved any raced task"
+            if not any(oracle for _, _, oracle in tasks)
+            else f"{best} resolved every task that any patch resolved"
+        )
+    return GapClosed(
+        share=found.value,
+        low=None if found.interval is None else found.interval.low,
+        high=None if found.interval is None else found.interval.high,
+        closed=float(sum((judge - rate for judge, rate, _ in tasks), Fraction(0))),
+        gap=float(sum((oracle - rate for _, rate, oracle in tasks), Fraction(0))),
+        resamples_without_gap=found.undefined,
+        no_gap=no_gap,
     )
 
 

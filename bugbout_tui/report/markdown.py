@@ -33,6 +33,7 @@ from bugbout_tui.report.model import (
     TrialsSection,
     estimate,
     format_p,
+    gap_sentence,
     signed_difference,
 )
 
@@ -264,6 +265,8 @@ def _picking(report: Report) -> str:
         header += ["Judge ahead", f"{best} ahead", "Mean difference (95% CI)", "p"]
     elif best is not None:
         header += ["Only the judge right", f"Only {best} right", "p"]
+    if best is not None:
+        header.append("Gap to the oracle closed")
     rows = []
     notes = []
     for side in picking.policies:
@@ -281,6 +284,8 @@ def _picking(report: Report) -> str:
             row.append(format_p(versus.p_value))
         elif best is not None:
             row += ["–"] * (4 if rates else 3)
+        if best is not None:
+            row.append("–" if side.gap_closed is None else side.gap_closed.shown())
         rows.append(row)
         if side.cannot_apply is not None:
             notes.append(
@@ -297,6 +302,7 @@ def _picking(report: Report) -> str:
             "right: the ceiling for any way of picking. An abstention counts as not right.",
             f"**{markdown_text(picking.summary)}**",
             _table(["Picker", "Right", "Share"], comparison),
+            *([markdown_text(gap)] if (gap := gap_sentence(picking)) is not None else []),
             _versus_note(rates),
             _table(header, rows),
             *notes,
@@ -308,15 +314,25 @@ def _versus_note(rates: bool) -> str:
     if not rates:
         return (
             "Every policy side by side. p compares each policy with the best single agent "
-            "bug by bug, so it rests only on the bugs where exactly one of them was right."
+            "bug by bug, so it rests only on the bugs where exactly one of them was right. "
+            + GAP_NOTE
         )
     return (
         "Every policy side by side. The agents ran repeated trials, so the best single agent "
         "is the one with the highest mean resolved rate per task, and each policy is "
         "compared with it task by task: the judge's result there (1 or 0) minus the "
         "agent's resolved rate, averaged over the tasks, with a 95% paired bootstrap "
-        "interval over tasks; p is an exact two-sided sign-flip test of a zero difference."
+        "interval over tasks; p is an exact two-sided sign-flip test of a zero difference. "
+        + GAP_NOTE
     )
+
+
+GAP_NOTE = (
+    "The gap to the oracle closed is (the judge's right picks − the best agent's) / (the "
+    "oracle's − the best agent's): 100% matches the oracle, 0% the best agent, below 0 "
+    "is worse than always taking its patch; in brackets its 95% bootstrap interval over "
+    "tasks, and `no gap` when the best agent was right wherever any patch was."
+)
 
 
 def _gate(report: Report) -> str:

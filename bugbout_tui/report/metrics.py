@@ -6,8 +6,10 @@ small n and at 0 or n successes, where the textbook interval collapses), paired 
 get an exact McNemar test rather than a normal approximation, and AUC counts ties as
 half, because test-pass shares take few distinct values and tie often. Repeated trials
 give per-task rates rather than yes-or-no outcomes: their means get a bootstrap interval
-over tasks, and a paired comparison of rates an exact sign-flip test. Counting is done
-in integers or fractions, so a figure never depends on float rounding.
+over tasks, and a paired comparison of rates an exact sign-flip test. The share of the
+gap from the best single agent to the oracle that the judge closes is a ratio of sums
+over tasks, bootstrapped the same way, leaving out the resamples where it is undefined.
+Counting is done in integers or fractions, so a figure never depends on float rounding.
 """
 
 from __future__ import annotations
@@ -168,13 +170,21 @@ BOOTSTRAP_SEED = 16
 T = TypeVar("T")
 
 
-def bootstrap_interval(
+class Bootstrap(NamedTuple):
+    """A percentile-bootstrap interval, and how many resamples it had to leave out."""
+
+    interval: Interval | None
+    undefined: int
+    """Resamples on which the statistic is undefined (it returned None), left out."""
+
+
+def bootstrap(
     samples: Sequence[T],
-    statistic: Callable[[Sequence[T]], float],
+    statistic: Callable[[Sequence[T]], float | None],
     *,
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
-) -> Interval | None:
+) -> Bootstrap:
     """The 95% percentile-bootstrap interval of `statistic` over `samples` (tasks).
 
     Each resample draws len(samples) tasks with replacement and recomputes the
@@ -183,19 +193,94 @@ def bootstrap_interval(
     units: a task's trials share its difficulty, so resampling trials would claim a
     precision the bout does not have. None below two tasks, where every resample is
     the one task and the "interval" would be a point.
+
+    A statistic may be undefined on some resamples (a ratio whose denominator they
+    happen to make 0): it returns None there, those resamples are left out and counted,
+    and the points are taken among the rest, so the interval is conditional on the
+    statistic existing. None when no resample has it.
     """
     if resamples < 1:
         raise ValueError(f"resamples must be at least 1, got {resamples}")
     n = len(samples)
     if n < 2:
-        return None
+        return Bootstrap(None, 0)
     rng = random.Random(seed)
-    values = sorted(
-        statistic([samples[i] for i in rng.choices(range(n), k=n)]) for _ in range(resamples)
-    )
-    low = values[max(0, math.ceil(0.025 * resamples) - 1)]
-    high = values[max(0, math.ceil(0.975 * resamples) - 1)]
-    return Interval(low, high)
+    drawn = [statistic([samples[i] for i in rng.choices(range(n), k=n)]) for _ in range(resamples)]
+    values = sorted(value for value in drawn if value is not None)
+    undefined = resamples - len(values)
+    if not values:
+        return Bootstrap(None, undefined)
+    low = values[max(0, math.ceil(0.025 * len(values)) - 1)]
+    high = values[max(0, math.ceil(0.975 * len(values)) - 1)]
+    return Bootstrap(Interval(low, high), undefined)
+
+
+def bootstrap_interval(
+    samples: Sequence[T],
+    statistic: Callable[[Sequence[T]], float | None],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> Interval | None:
+    """The interval of `bootstrap`, for a statistic every resample has."""
+    return bootstrap(samples, statistic, resamples=resamples, seed=seed).interval
+
+
+class GapShare(NamedTuple):
+    """The share of the gap from the best single agent to the oracle that a way of
+    picking closes, with its interval."""
+
+    value: float | None
+    """None when there is no gap: the best agent was right wherever any patch was."""
+    interval: Interval | None
+    """The 95% percentile bootstrap over tasks; None with no gap or below two tasks."""
+    undefined: int
+    """Resamples that drew no task with a gap, left out of the interval."""
+
+
+def gap_closed(
+    tasks: Sequence[tuple[Fraction, Fraction, Fraction]],
+) -> GapShare:
+    """(judge − best) / (oracle − best), summed over `tasks`, with a paired bootstrap.
+
+    Each task is (judge, best, oracle): 1 if the judge's pick was right there, else 0;
+    the best single agent's result there (1 or 0, or its resolved rate with repeated
+    trials); 1 if any patch was right there, else 0. So 1 means the judge did as well as
+    the oracle, 0 as well as always taking the best agent, and a negative share that it
+    did worse than that agent. It is never above 1, as a pick is right only where some
+    patch is; it has no floor, as the gap may be small and the judge's loss large.
+
+    With no gap (oracle = best, summed) there is nothing to close and the share is None,
+    not 0 or 1: the judge can only match the best agent or fall short of it there, and
+    neither says how much of a gap it closes. Resamples are whole tasks, the judge's,
+    the best agent's and the oracle's results kept together (paired), and the best
+    agent is the one chosen on the whole bout, not chosen again per resample; a resample
+    that draws no task with a gap is left out and counted (`Bootstrap`).
+    """
+    for judge, best, oracle in tasks:
+        if not (0 <= judge <= oracle <= 1 and 0 <= best <= oracle):
+            raise ValueError(
+                f"a task's results must satisfy 0 ≤ judge, best ≤ oracle ≤ 1, got "
+                f"judge {judge}, best {best}, oracle {oracle}"
+            )
+    # Scaled to whole numbers once, so each of the resamples sums integers.
+    scale = math.lcm(*(value.denominator for task in tasks for value in task)) if tasks else 1
+    pairs = [
+        (int((judge - best) * scale), int((oracle - best) * scale)) for judge, best, oracle in tasks
+    ]
+    value = _share_closed(pairs)
+    if value is None:
+        return GapShare(None, None, 0)
+    found = bootstrap(pairs, _share_closed)
+    return GapShare(value, found.interval, found.undefined)
+
+
+def _share_closed(pairs: Sequence[tuple[int, int]]) -> float | None:
+    """Summed (judge − best) over summed (oracle − best); None when the latter is 0."""
+    gap = sum(gap for _, gap in pairs)
+    if gap == 0:
+        return None
+    return float(Fraction(sum(closed for closed, _ in pairs), gap))
 
 
 def mean(values: Sequence[float]) -> float:

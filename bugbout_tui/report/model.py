@@ -24,7 +24,7 @@ PatchStatus = ResolutionStatus | Literal["missing"]
 
 Role = Literal["contestant", "examiner"]
 
-REPORT_SCHEMA_VERSION = 4
+REPORT_SCHEMA_VERSION = 5
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 """The dialect pydantic generates, named so a validator need not guess."""
@@ -257,6 +257,45 @@ class Comparison(_Part):
     """Upper end of the difference's 95% paired bootstrap interval over tasks."""
 
 
+class GapClosed(_Part):
+    """How much of the gap from the best single agent to the oracle a policy's picks
+    close: (judge right − best agent right) / (oracle − best agent right), over the
+    raced tasks (see `metrics.gap_closed`).
+
+    1 is the oracle's score, 0 the best agent's; negative when the judge did worse than
+    always taking that agent's patch. Never above 1.
+    """
+
+    share: float | None = None
+    """None when there is no gap to close (`no_gap` says why)."""
+    low: float | None = None
+    """Lower end of the 95% percentile bootstrap interval over tasks: resampled whole,
+    the judge's, the best agent's and the oracle's results together, the best agent
+    fixed as the one chosen on the whole bout. None with no share or below two tasks."""
+    high: float | None = None
+    """Upper end of that interval."""
+    closed: float
+    """The judge's right picks minus the best agent's resolved tasks (expected, with
+    repeated trials): the numerator."""
+    gap: float
+    """The oracle's tasks minus the best agent's: the denominator."""
+    resamples_without_gap: int = 0
+    """Bootstrap resamples that drew no task with a gap, where the share is undefined:
+    left out, the interval is taken among the others."""
+    no_gap: str | None = None
+    """Why there is no gap, in words (`careful resolved every task that any patch
+    resolved`, `no patch resolved any raced task`); None when there is one."""
+
+    def shown(self) -> str:
+        """`57% (20 to 100%)`, `-50% (-200 to 100%)`, the share alone below two tasks, or
+        `no gap`: a share that can be negative reads its interval with `to`."""
+        if self.share is None:
+            return "no gap"
+        if self.low is None or self.high is None:
+            return _pct(self.share)
+        return f"{_pct(self.share)} ({_pct(self.low, sign=False)} to {_pct(self.high)})"
+
+
 class PolicyPicks(_Part):
     """One policy's picks over the raced tasks."""
 
@@ -271,6 +310,9 @@ class PolicyPicks(_Part):
     """Right picks over every raced task: an abstention counts as not right."""
     versus_best: Comparison | None = None
     """None when there is no contestant to compare with, or the policy cannot apply."""
+    gap_closed: GapClosed | None = None
+    """The share of the gap from the best single agent to the oracle these picks close;
+    None when `versus_best` is (no contestant, or the policy cannot apply)."""
     cannot_apply: str | None = None
     """Why the policy cannot apply to this bout: `cross-vendor` with an agent's vendor
     unknown (`vendors unknown for a, b; set ...`) or with one vendor only. Its counts are
@@ -301,6 +343,30 @@ class PickingSection(_Part):
     """Tasks where any patch was right: the best any pick could do."""
     summary: str
     """The configured policy against the best single agent, in one plain sentence."""
+
+
+def gap_sentence(section: PickingSection) -> str | None:
+    """The configured policy's share of the gap to the oracle, in one sentence; None
+    when it has none to report (no contestant, or the policy cannot apply)."""
+    picks = next(side for side in section.policies if side.policy == section.policy)
+    gap = picks.gap_closed
+    if gap is None or section.best_agent_rate is None:
+        return None
+    if gap.share is None:
+        return f"No gap to the oracle to close: {gap.no_gap}."
+    sentence = (
+        f"Gap to the oracle closed: under {section.policy} the judge closed {gap.shown()} of "
+        f"the gap from the best single agent ({section.best_agent}, "
+        f"{section.best_agent_rate.counted()}) to the oracle ({section.oracle.counted()})"
+    )
+    if gap.share < 0:
+        sentence += f", doing worse than always taking {section.best_agent}'s patch"
+    if gap.resamples_without_gap:
+        sentence += (
+            f"; {gap.resamples_without_gap} of {metrics.BOOTSTRAP_RESAMPLES} resamples drew "
+            "no task with a gap and are left out of the interval"
+        )
+    return sentence + "."
 
 
 class GateSection(_Part):
@@ -862,7 +928,8 @@ class Report(Record):
     schema_version: int = REPORT_SCHEMA_VERSION
     """2 since the figures count raced tasks only (`raced_tasks`, the funnel's `raced`);
     4 since environment tasks have their own section (`env`) and the bug sections count
-    bug tasks alone."""
+    bug tasks alone; 5 since each policy's picks carry the share of the gap from the best
+    single agent to the oracle they close (`gap_closed`), and `credible` is a policy."""
 
     project: str
     policy: Policy

@@ -29,6 +29,7 @@ from bugbout_tui.report.model import (
     EnvTaskRow,
     EvidenceSection,
     FunnelSection,
+    GapClosed,
     GateSection,
     PassAtK,
     PatchRow,
@@ -41,6 +42,7 @@ from bugbout_tui.report.model import (
     TrialsSection,
     estimate,
     format_p,
+    gap_sentence,
     signed_difference,
 )
 
@@ -226,6 +228,9 @@ def _picking(section: PickingSection) -> list[RenderableType]:
         _figure(Text(f"{agent} ahead" if rates else f"{agent} only")),
         *([_figure("Mean difference (95% CI)")] if rates else []),
         _figure("p"),
+        # The configured policy's share is stated under the baselines whatever the
+        # width: the column of every policy's is the first to go.
+        _figure("Gap closed", drop=1),
     )
     notes: list[RenderableType] = []
     for side in section.policies:
@@ -241,17 +246,30 @@ def _picking(section: PickingSection) -> list[RenderableType]:
             "–" if versus is None else str(versus.agent_only),
             *(["–" if versus is None else signed_difference(versus)] if rates else []),
             "–" if versus is None else format_p(versus.p_value),
+            _gap(side.gap_closed),
         )
         if side.cannot_apply is not None:
             notes.append(Text(f"{side.policy} cannot apply: {side.cannot_apply}", "yellow"))
+    gap = gap_sentence(section)
     return [
         _heading("Picking one patch per bug"),
         Text(section.summary, style="bold"),
         baselines,
+        *([Text(gap)] if gap is not None else []),
         Text(),
         policies,
         *notes,
     ]
+
+
+def _gap(gap: GapClosed | None) -> Text:
+    """A policy's share of the gap to the oracle; red when it did worse than the best
+    agent, dim when there is no gap or no figure."""
+    if gap is None:
+        return Text("–", style="dim")
+    if gap.share is None:
+        return Text(gap.shown(), style="dim")
+    return Text(gap.shown(), style="red" if gap.share < 0 else "")
 
 
 def _gate(section: GateSection) -> list[RenderableType]:

@@ -11,10 +11,13 @@ import pytest
 from bugbout_tui.report.metrics import (
     BOOTSTRAP_RESAMPLES,
     Z95,
+    Bootstrap,
     Interval,
     auc,
+    bootstrap,
     bootstrap_interval,
     consistency_at_k,
+    gap_closed,
     mcnemar_exact,
     mean,
     median,
@@ -267,6 +270,25 @@ def test_bootstrap_matches_its_definition() -> None:
     assert found.low == pytest.approx(means[49]) and found.high == pytest.approx(means[1949])
 
 
+def test_bootstrap_leaves_out_and_counts_the_resamples_without_a_value() -> None:
+    """A statistic undefined on some resamples: the interval is taken among the rest."""
+    values = [0.0, 1.0, 2.0]
+
+    def positive_mean(sample: list[float]) -> float | None:
+        return None if not any(sample) else mean(sample)
+
+    rng = random.Random(16)
+    draws = [[values[i] for i in rng.choices(range(3), k=3)] for _ in range(BOOTSTRAP_RESAMPLES)]
+    kept = sorted(mean(draw) for draw in draws if any(draw))
+    found = bootstrap(values, positive_mean)
+    assert found.undefined == BOOTSTRAP_RESAMPLES - len(kept) > 0
+    assert found.interval == Interval(
+        kept[math.ceil(0.025 * len(kept)) - 1], kept[math.ceil(0.975 * len(kept)) - 1]
+    )
+    assert bootstrap(values, lambda _: None) == Bootstrap(None, BOOTSTRAP_RESAMPLES)
+    assert bootstrap([1.0], positive_mean) == Bootstrap(None, 0)
+
+
 def test_bootstrap_of_a_ratio_resamples_whole_tasks() -> None:
     """Resolved share over all trials: (resolved, trials) pairs stay together."""
     tasks = [(3, 3), (0, 3), (1, 2), (2, 3)]
@@ -291,3 +313,73 @@ def test_sign_flip_with_rates_by_hand() -> None:
     # ±2/3 ± 1/3 around an observed 1/3: every assignment is at least as far out.
     assert sign_flip_exact([Fraction(2, 3), Fraction(-1, 3)]) == 1.0
     assert sign_flip_exact([]) == 1.0
+
+
+# --- the gap from the best single agent to the oracle -------------------------------------
+
+ONE, NONE = Fraction(1), Fraction(0)
+
+
+def test_the_gap_closed_is_judge_minus_best_over_oracle_minus_best() -> None:
+    # The judge right on 3 of 4, the best agent on 1, the oracle on 4: 2 of the 3 bugs
+    # the best agent missed.
+    tasks = [(ONE, ONE, ONE), (ONE, NONE, ONE), (NONE, NONE, ONE), (ONE, NONE, ONE)]
+    found = gap_closed(tasks)
+    assert found.value == pytest.approx(2 / 3)
+    assert found.interval is not None
+    assert found.interval.low <= 2 / 3 <= found.interval.high <= 1.0
+
+
+def test_a_judge_worse_than_the_best_agent_closes_a_negative_share() -> None:
+    # The judge loses two bugs the best agent had and wins the one it missed: −1 of 1.
+    tasks = [(NONE, ONE, ONE), (NONE, ONE, ONE), (ONE, NONE, ONE)]
+    found = gap_closed(tasks)
+    assert found.value == -1.0
+    assert found.interval is not None and found.interval.low < 0
+
+
+def test_with_no_gap_there_is_no_share() -> None:
+    """The best agent right wherever any patch was: nothing to close, whether the judge
+    matched it or fell short; the same when no patch was right at all."""
+    matched = [(ONE, ONE, ONE), (NONE, NONE, NONE)]
+    short = [(NONE, ONE, ONE), (NONE, NONE, NONE)]
+    nothing = [(NONE, NONE, NONE)] * 3
+    for tasks in (matched, short, nothing, []):
+        assert gap_closed(tasks) == (None, None, 0)
+
+
+def test_resamples_without_a_gap_are_left_out_and_counted() -> None:
+    """One task the best agent missed and the judge won, one it missed and the judge
+    lost, one where it was right: only a resample of that last task alone has no gap."""
+    tasks = [(ONE, NONE, ONE), (NONE, NONE, ONE), (ONE, ONE, ONE)]
+    found = gap_closed(tasks)
+    assert found.value == 0.5
+    rng = random.Random(16)
+    draws = [rng.choices(range(3), k=3) for _ in range(BOOTSTRAP_RESAMPLES)]
+    assert found.undefined == sum(set(draw) == {2} for draw in draws) > 0
+    assert found.interval == Interval(0.0, 1.0)
+
+
+def test_repeated_trials_count_the_best_agents_rate() -> None:
+    # Right on 2 of 3 trials, then on 1 of 3: 1 bug expected, against the judge's 1.
+    tasks = [(ONE, Fraction(2, 3), ONE), (NONE, Fraction(1, 3), ONE)]
+    assert gap_closed(tasks).value == 0.0
+
+
+def test_the_share_is_never_above_one() -> None:
+    rng = random.Random(3)
+    for _ in range(200):
+        tasks = []
+        for _ in range(rng.randint(1, 6)):
+            oracle = Fraction(rng.randint(0, 1))
+            judge = oracle * rng.randint(0, 1)
+            best = oracle * Fraction(rng.randint(0, 3), 3)
+            tasks.append((judge, best, oracle))
+        found = gap_closed(tasks)
+        assert found.value is None or found.value <= 1.0
+        assert found.interval is None or found.interval.high <= 1.0
+
+
+def test_a_task_right_for_the_judge_but_no_patch_is_refused() -> None:
+    with pytest.raises(ValueError, match="judge, best ≤ oracle"):
+        gap_closed([(ONE, NONE, NONE)])

@@ -51,11 +51,12 @@ from bugbout_tui.core.patch import FileChange, Part, Patch
 from bugbout_tui.report import (
     Report,
     build_report,
+    render_json,
     render_markdown,
     render_terminal,
     report_json_schema,
 )
-from bugbout_tui.report.model import Rate
+from bugbout_tui.report.model import Rate, gap_sentence
 from bugbout_tui.rules.judge import judge_all
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -386,6 +387,94 @@ def test_picks_per_policy_against_the_best_single_agent(report: Report) -> None:
     assert (unanimous.judge_only, unanimous.agent_only, unanimous.p_value) == (0, 2, 0.5)
 
 
+def resolved(statuses: dict[str, dict[str, ResolutionStatus]]) -> ResolutionSet:
+    return ResolutionSet(
+        patches={
+            t: {name: Resolution(task=t, contestant=name, status=s) for name, s in found.items()}
+            for t, found in statuses.items()
+        }
+    )
+
+
+def test_without_a_gap_to_the_oracle_each_policy_says_why(report: Report) -> None:
+    # alpha resolved t1 and t2, and no patch resolved t3: nothing for the judge to gain.
+    for side in report.picking.policies:
+        gap = side.gap_closed
+        assert gap is not None and gap.share is None and (gap.low, gap.high) == (None, None)
+        assert gap.no_gap == "alpha resolved every task that any patch resolved"
+        assert gap.gap == 0 and gap.shown() == "no gap"
+    assert gap_sentence(report.picking) == (
+        "No gap to the oracle to close: alpha resolved every task that any patch resolved."
+    )
+    nothing = {task: dict.fromkeys(found, "wrong-fix") for task, found in STATUSES.items()}
+    found = build_report(**records(resolutions=resolved(nothing)))  # type: ignore[arg-type]
+    assert found.picking.policies[0].gap_closed is not None
+    assert found.picking.policies[0].gap_closed.no_gap == "no patch resolved any raced task"
+
+
+GAP_STATUSES: dict[str, dict[str, ResolutionStatus]] = {
+    # The judge picks beta on t1 under every policy, and alpha on t2 under majority,
+    # cross-vendor and credible: both right, where alpha (the best agent, by name among
+    # three with one each) resolved t2 alone.
+    "t1": {"alpha": "wrong-fix", "beta": "resolved", "gamma": "wrong-fix"},
+    "t2": {"alpha": "resolved", "beta": "wrong-fix"},
+    "t3": {"alpha": "wrong-fix", "beta": "fixed-but-broke", "gamma": "no-fix"},
+}
+
+
+def test_the_share_of_the_gap_to_the_oracle_each_policy_closes() -> None:
+    found = build_report(**records(resolutions=resolved(GAP_STATUSES)))
+    picking = found.picking
+    assert (picking.best_agent, rate(picking.oracle)) == ("alpha", (2, 3))
+    gaps = {side.policy: side.gap_closed for side in picking.policies}
+    assert {policy: gap.share for policy, gap in gaps.items() if gap is not None} == {
+        "majority": 1.0,
+        "unanimous": 0.0,
+        "strict": 0.0,
+        "cross-vendor": 1.0,
+        "credible": 1.0,
+    }
+    majority = gaps["majority"]
+    assert majority is not None and (majority.closed, majority.gap) == (1.0, 1.0)
+    # Only t1 has a gap: a resample without it ((2/3)^3 of them) is left out, and every
+    # other one closes it all.
+    assert 400 < majority.resamples_without_gap < 800
+    assert (majority.low, majority.high) == (1.0, 1.0)
+    sentence = gap_sentence(picking)
+    assert sentence is not None and sentence.startswith(
+        "Gap to the oracle closed: under majority the judge closed 100% (100 to 100%) of the "
+        "gap from the best single agent (alpha, 1 of 3) to the oracle (2 of 3); "
+        f"{majority.resamples_without_gap} of 2000 resamples drew no task with a gap"
+    )
+    wide = terminal_text(found, 140)
+    assert "Gap closed" in wide and "100% (100 to 100%)" in wide
+    narrow = terminal_text(found, 80)
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+    assert "Gap to the oracle closed: under majority the judge closed 100%" in narrow
+    assert "(not shown at this width: Gap closed)" in narrow
+    assert "credible" in narrow
+    markdown = render_markdown(found)
+    assert "| unanimous | 1 | 0 | 2 | 33% (6–79%) | 1 | 1 | 1.00 | 0% (-100 to 100%) |" in markdown
+    data = json.loads(render_json(found))
+    (credible,) = [s for s in data["picking"]["policies"] if s["policy"] == "credible"]
+    assert credible["gap_closed"]["share"] == 1.0
+
+
+def test_a_judge_behind_the_best_agent_closes_a_negative_share() -> None:
+    # beta's patch resolves t3 too, where every policy abstains: the oracle gains a task
+    # alpha missed, and the judge, wrong on t1 where alpha was right, falls behind it.
+    statuses = {**STATUSES, "t3": {**STATUSES["t3"], "beta": "resolved"}}
+    found = build_report(**records(resolutions=resolved(statuses)))  # type: ignore[arg-type]
+    gaps = {side.policy: side.gap_closed for side in found.picking.policies}
+    assert gaps["majority"] is not None and gaps["majority"].share == -1.0
+    assert gaps["unanimous"] is not None and gaps["unanimous"].share == -2.0
+    sentence = gap_sentence(found.picking)
+    assert sentence is not None
+    assert "the judge closed -100% (" in sentence
+    assert "doing worse than always taking alpha's patch" in sentence
+    assert "-200% (" in terminal_text(found, 140)
+
+
 def test_random_agent_and_oracle(report: Report) -> None:
     # Shares resolving: t1 2/3, t2 2/3 (gamma's quota is not right), t3 0 → 4/3 expected.
     assert report.picking.random_agent.count == pytest.approx(4 / 3)
@@ -665,7 +754,8 @@ def test_cross_vendor_with_vendors_unknown_says_so_instead_of_comparing() -> Non
     assert all(s.cannot_apply is None for s in found.picking.policies if s is not side)
     assert found.gate.cannot_apply is None  # the configured policy is majority
     markdown = render_markdown(found)
-    assert "| cross-vendor | 1 | 0 | 2 | cannot apply | – | – | – |" in markdown
+    assert "| cross-vendor | 1 | 0 | 2 | cannot apply | – | – | – | – |" in markdown
+    assert side.gap_closed is None  # withheld with the comparison
     assert (
         "`cross-vendor` cannot apply to this bout: vendors unknown for alpha, beta; set "
         "\\`vendor\\` in bugbout.toml." in markdown
@@ -827,6 +917,11 @@ def test_repeated_trials() -> None:
     assert (versus.judge_only, versus.agent_only, versus.p_value) == (0, 3, 0.25)
     assert versus.low is not None and versus.high is not None
     assert versus.low <= -5 / 9 <= versus.high
+    # The gap to the oracle (3 tasks) from alpha's expected 5/3 is 4/3; the judge, right
+    # on none, closes (0 - 5/3) / (4/3) of it.
+    gap = picking.policies[0].gap_closed
+    assert gap is not None and gap.share == pytest.approx(-5 / 4)
+    assert (gap.closed, gap.gap) == (pytest.approx(-5 / 3), pytest.approx(4 / 3))
     assert picking.summary.endswith(
         "the best single agent (alpha) 1.7 of 3 per trial on average; the judge's result "
         "minus its resolved rate, task by task, averages -0.56, 95% CI "
