@@ -171,6 +171,7 @@ def test_credible_never_approves_without_a_confirmed_independent_reproduction(
         assert all(author_identity(ref.author) not in discounted for ref in assessment.cells)
         if assessment.approved:
             assert assessment.independent
+            assert (assessment.support or 0) >= 2 / 3
             for author in assessment.independent:
                 assert author not in discounted
                 assert _confirmed(matrix, author, verdict.reproductions)
@@ -221,3 +222,16 @@ def test_credible_is_majority_when_it_discounts_nothing(matrix: Matrix) -> None:
         a.model_dump(include=decided) for a in verdicts["majority"].assessments
     ]
     assert credible.pick == verdicts["majority"].pick
+
+
+def test_credible_asks_two_thirds_of_the_confirmed_evidence() -> None:
+    matrix = grid("""
+        base r1 r2 p
+    r1::a    F  P  P  P
+    r1::b    F  P  P  F
+    """)
+    assert approved(matrix, "majority")["p"]
+    verdict = judge(matrix, "credible")
+    assessment = next(a for a in verdict.assessments if a.patch == "p")
+    assert not assessment.approved
+    assert assessment.reason == "support 0.50 is below 2/3"
