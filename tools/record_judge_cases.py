@@ -18,7 +18,8 @@ repository's suite, which is always on here) on the base and on each patch, and 
 scoring stage scores each patch with the hidden tests. A case keeps that matrix, slimmed
 (only the suite tests whose outcome differs between trees, no cell messages, no run
 conditions), and each patch's status. The stages keep their results in the checkout's
-store, so a second recording runs only what changed.
+store, so a second recording runs only what changed; record in a checkout kept for it,
+since its matrices then hold the three archetypes alone, whatever a bout stored before.
 
 A task is left out, with its reason printed, when its ground truth scores nothing, when
 its cross-examination or its `right` tree could not be made, or when the maintainers'
