@@ -59,8 +59,14 @@ __all__ = [
 
 BASE = "base"
 THRESHOLD = Fraction(1, 2)
-"""`majority`, `cross-vendor` and `credible` approve at this support or more; under
-`credible` it is also the support that makes a patch a witness in the breakage quorum."""
+"""`majority` and `cross-vendor` approve at this support or more; under `credible` it is
+the support that makes a patch a witness in the breakage quorum."""
+CREDIBLE_THRESHOLD = Fraction(2, 3)
+"""`credible` approves at this support or more. Once unconfirmed authors are set aside,
+what is left is evidence other authors' patches agree with, so a patch should pass a
+clear majority of it. On the judge benchmark one half let partial fixes through (gate
+precision 0.95) and unanimity lost right picks wherever a right author also wrote a test
+only its own patch passes; two thirds kept both (docs/judge.md)."""
 
 _REPRODUCES = frozenset({"failed", "error"})
 """Outcomes on the base that make a test a reproduction. `uncollected` is missing on
@@ -389,8 +395,8 @@ class _Evidence:
                     _Gate.LOW_SUPPORT,
                     f"passes {passed} of {reps} independent reproductions; every one must pass",
                 )
-        elif support < THRESHOLD:
-            return _Gate.LOW_SUPPORT, f"support {_floor(support)} is below {float(THRESHOLD)}"
+        elif support < _bar(policy):
+            return _Gate.LOW_SUPPORT, f"support {_floor(support)} is below {_shown(policy)}"
         if counted:
             tests = ", ".join(f"{breakage.test} ({breakage.author})" for breakage in counted)
             keepers = "supported patches" if policy == "credible" else "other patches"
@@ -431,11 +437,11 @@ class _Evidence:
             at = f"best: {best.assessment.patch} at {_floor(best.support or Fraction(0))}"
             if policy in ("unanimous", "strict"):
                 return f"no patch passes every independent reproduction ({at})"
-            return f"no patch reached support {float(THRESHOLD)} ({at})"
+            return f"no patch reached support {_shown(policy)} ({at})"
         if policy in ("unanimous", "strict"):
             supported = "that passes every independent reproduction"
         else:
-            supported = f"with support of at least {float(THRESHOLD)}"
+            supported = f"with support of at least {_shown(policy)}"
         which = "suite or examiner test" if policy == "strict" else "suite test"
         keepers = "supported patches" if policy == "credible" else "other patches"
         return f"every patch {supported} breaks a {which} that most {keepers} keep passing"
@@ -609,6 +615,17 @@ def _ref(tree: str, author: str, test: str, cell: Cell) -> CellRef:
 
 def _cell_order(ref: CellRef) -> tuple[bool, str, str, str]:
     return (ref.tree != BASE, ref.tree, ref.author, ref.test)
+
+
+def _bar(policy: Policy) -> Fraction:
+    """The support a policy that counts shares approves at."""
+    return CREDIBLE_THRESHOLD if policy == "credible" else THRESHOLD
+
+
+def _shown(policy: Policy) -> str:
+    """The bar as a reader would write it: 0.5, but 2/3 rather than a rounded 0.67."""
+    bar = _bar(policy)
+    return str(float(bar)) if bar.denominator <= 2 else f"{bar.numerator}/{bar.denominator}"
 
 
 def _floor(value: Fraction) -> str:

@@ -25,6 +25,7 @@ SCRIPTS = (
     "environments.py",
     "examine.py",
     "flood.py",
+    "judge.py",
     "mine.py",
     "runner.py",
     "sandbox_views.py",
