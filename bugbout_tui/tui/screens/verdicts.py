@@ -34,7 +34,14 @@ from bugbout_tui.core.text import inert_line
 from bugbout_tui.report.env_build import control_problem
 from bugbout_tui.rules.env_judge import EnvVerdict, RankedRepair, f1_text
 from bugbout_tui.rules.env_judge import share as safe_share
-from bugbout_tui.rules.judge import POLICIES, Assessment, Breakage, CellRef, Verdict
+from bugbout_tui.rules.judge import (
+    POLICIES,
+    THRESHOLD,
+    Assessment,
+    Breakage,
+    CellRef,
+    Verdict,
+)
 from bugbout_tui.tui.env_view import failure_words
 from bugbout_tui.tui.records import Records
 from bugbout_tui.tui.screens.base import BoutScreen
@@ -249,7 +256,7 @@ def _add_credibility(root: TreeNode[CellRef | None], verdict: Verdict, step: int
             else "every author's reproductions count",
             "; breakage quorum: ",
             inert_line(", ".join(witnesses)) or "no patch",
-            " (support of at least 0.5)",
+            f" (support of at least {float(THRESHOLD)})",
         ),
         expand=True,
     )
