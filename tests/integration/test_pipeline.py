@@ -86,6 +86,14 @@ wrong's 2 changed lines against right's 3.
 So right / wrong / abstained: majority 1 / 1 / 0, unanimous and strict 1 / 0 / 1,
 cross-vendor 2 / 0 / 0. No examiner takes part, so strict equals unanimous.
 
+`credible` decides #1 as `majority` does: every author is confirmed (right's test passes
+on wrong, wrong's and tests-only's on right) and both patches reach 1/2, so both
+witness the quorum. On #2, right's reproduction passes only on right, and wrong's only
+on wrong, so both authors are given no weight; tests-only alone judges, passes both
+patches (support 1 each, at least 2/3) and the smaller change wins again: wrong ✗. Two
+patches whose tests each pass only on their own are what `credible` cannot tell apart.
+credible: 1 / 1 / 0.
+
 ## The scores and the report
 
 - Hidden tests: right resolves both; wrong is a wrong fix on #1 (7 by 3 fails the F2P
@@ -101,6 +109,7 @@ cross-vendor 2 / 0 / 0. No examiner takes part, so strict equals unanimous.
   | majority | 3 | 2 of 3 | 1 of 2 | 0 of 2 |
   | unanimous, strict | 1 | 1 of 1 | 2 of 2 | 1 of 2 |
   | cross-vendor | 2 | 2 of 2 | 2 of 2 | 0 of 2 |
+  | credible | 3 | 2 of 3 | 1 of 2 | 0 of 2 |
 
 - AUC: a patch's score for an author is the share of the author's tests (all of them,
   not just reproductions) that pass on it; an author never scores its own patches.
@@ -283,6 +292,10 @@ SUPPORT: dict[tuple[str, str, str], tuple[dict[str, float], bool]] = {
     (T2, "strict", "wrong"): ({"right": 0.0, "tests-only": 1.0}, False),
     (T2, "cross-vendor", "right"): ({"tests-only": 1.0, "wrong": 0.0}, True),
     (T2, "cross-vendor", "wrong"): ({"right": 0.0}, False),
+    (T1, "credible", "right"): ({"tests-only": 1.0, "wrong": 1.0}, True),
+    (T1, "credible", "wrong"): ({"right": 1.0, "tests-only": 0.5}, False),
+    (T2, "credible", "right"): ({"tests-only": 1.0}, True),
+    (T2, "credible", "wrong"): ({"tests-only": 1.0}, True),
 }
 """(task, policy, patch) → each independent author's share, and the merge gate's answer."""
 
@@ -292,6 +305,7 @@ PICKS: dict[Policy, dict[str, str | None]] = {
     "unanimous": {T1: "right", T2: None},
     "strict": {T1: "right", T2: None},
     "cross-vendor": {T1: "right", T2: "right"},
+    "credible": {T1: "right", T2: "wrong"},
 }
 PICK_COUNTS: dict[Policy, tuple[int, int, int, int, int]] = {
     # right, wrong, abstained, judge-only, agent-only (versus `right`)
@@ -299,6 +313,7 @@ PICK_COUNTS: dict[Policy, tuple[int, int, int, int, int]] = {
     "unanimous": (1, 0, 1, 0, 1),
     "strict": (1, 0, 1, 0, 1),
     "cross-vendor": (2, 0, 0, 0, 0),
+    "credible": (1, 1, 0, 0, 1),
 }
 GATES: dict[Policy, tuple[int, int, int, int]] = {
     # approved, approved and right, wrong stopped, right stopped (of 2 right, 2 wrong)
@@ -306,6 +321,7 @@ GATES: dict[Policy, tuple[int, int, int, int]] = {
     "unanimous": (1, 1, 2, 1),
     "strict": (1, 1, 2, 1),
     "cross-vendor": (2, 2, 2, 0),
+    "credible": (3, 2, 1, 0),
 }
 
 
