@@ -268,13 +268,15 @@ def _add_credibility(root: TreeNode[CellRef | None], verdict: Verdict, step: int
 
 
 def _add_patches(root: TreeNode[CellRef | None], verdict: Verdict, step: int) -> None:
-    """Each patch judged alone: who may vouch for it, its support, its breakages."""
+    """Each patch on its own: who may vouch for it, its support, its breakages."""
     credible = verdict.witnesses is not None
     keepers = "other supported patches" if credible else "other patches"
+    # Under credible, who counts depends on the other patches, so "alone" would mislead.
+    how = "each on the evidence that counts" if credible else "each judged alone"
     patches = root.add(
         Text.assemble(
             (f"step {step} · patches", "bold"),
-            f": {look.plural(len(verdict.assessments), 'patch', 'patches')}, each judged alone",
+            f": {look.plural(len(verdict.assessments), 'patch', 'patches')}, {how}",
         ),
         expand=True,
     )
