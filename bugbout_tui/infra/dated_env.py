@@ -335,6 +335,59 @@ class BuildFailed(Exception):
     """A resolved environment that uv could not build."""
 
 
+def runner_pins(resolution: Resolution) -> list[str]:
+    """The pins of `resolution`'s test runner (pytest, its plugins, what old pytests
+    needed); empty when it holds no pytest."""
+    pins = [pin for pin in resolution.packages if "==" in pin and " @ " not in pin]
+    runner = [pin for pin in pins if RUNNER.match(pin.split("==")[0].strip().lower())]
+    named = {_package(pin.split("==")[0]) for pin in runner}
+    return runner if "pytest" in named else []
+
+
+async def probe_runner(uv_bin: Path, resolution: Resolution, *, envs: Path) -> str | None:
+    """What pytest said when `resolution`'s test runner, installed alone in a scratch
+    environment, could not run one trivial test; None when it ran, or when the probe
+    could not be made (the environment itself then tells).
+
+    Whether an old pytest runs on a newer Python is learnt only by running it. The runner
+    is installed with what it needs and nothing else of the resolution, each at the
+    resolution's pin (`-c`), so a dead one is found without building the environment it
+    would have been in: the environment is built once, with the runner it keeps.
+    """
+    runner = runner_pins(resolution)
+    if not runner:
+        return None
+    digest = hashlib.sha256("\n".join([resolution.key(), *runner]).encode()).hexdigest()[:12]
+    log = envs / "logs" / f"runner-{digest}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("", encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="bugbout-runner-probe-") as scratch:
+        root = Path(scratch) / "venv"
+        python = resolution.interpreter or resolution.python
+        run = await _run_uv(uv_bin, ["venv", "--no-project", "--python", python, str(root)], log)
+        if run.returncode != 0:
+            return None
+        wanted, pinned = Path(scratch) / "runner.txt", Path(scratch) / "pins.txt"
+        wanted.write_text("\n".join(runner) + "\n", encoding="utf-8")
+        pins = [pin for pin in resolution.packages if "==" in pin and " @ " not in pin]
+        pinned.write_text("\n".join(pins) + "\n", encoding="utf-8")
+        venv_python = root / "bin" / "python"
+        args = [
+            "pip",
+            "install",
+            "--python",
+            str(venv_python),
+            "-r",
+            str(wanted),
+            "-c",
+            str(pinned),
+        ]
+        run = await _run_uv(uv_bin, [*args, *_dated(resolution)], log)
+        if run.returncode != 0:
+            return None
+        return await runner_works(Environment(python=venv_python, root=root, key="", built=True))
+
+
 def plugin_name(requirement: str) -> str | None:
     """The distribution a requirement names when it is a pytest plugin, else None."""
     name = re.split(r"[\s<>=!~;\[@(]", requirement.strip(), maxsplit=1)[0]
