@@ -44,8 +44,10 @@ from bugbout_tui.infra.dated_env import (
     Resolution,
     ensure_pinned,
     plugin_name,
+    probe_runner,
     remember,
     resolve,
+    runner_pins,
     runner_works,
 )
 from bugbout_tui.infra.env import Environment, find_uv
@@ -102,6 +104,7 @@ class Environments:
         self._records: dict[str, TaskEnvironment] = {}
         self._tasks: dict[str, asyncio.Future[Environment]] = {}
         self._builds: dict[str, asyncio.Future[Environment]] = {}
+        self._probes: dict[str, asyncio.Future[str | None]] = {}
         self._shared: asyncio.Future[Environment] | None = None
         self._pythons: asyncio.Future[list[Python]] | None = None
         self._gate = asyncio.Semaphore(BUILDS_AT_ONCE)
@@ -214,11 +217,18 @@ class Environments:
         self, uv_bin: Path, inputs: Inputs, found: Resolution
     ) -> tuple[Environment, Resolution]:
         """The environment of `found`, its runner lifted to a later date when the dated
-        one cannot run on the interpreter (learnt once, then remembered)."""
-        environment = await self._build(uv_bin, found)
+        one cannot run on the interpreter (learnt once, then remembered).
+
+        The dated runner is tried alone first (`probe_runner`), so a dead one costs no
+        build of the environment it would have been in; the built environment is tried
+        again, since a package outside the runner can still break it (a plugin that
+        registers itself from another distribution)."""
         if found.checked:
-            return environment, found
-        problem = await runner_works(environment)
+            return await self._build(uv_bin, found), found
+        problem = await self._probe(uv_bin, found)
+        environment = None if problem is not None else await self._build(uv_bin, found)
+        if environment is not None:
+            problem = await runner_works(environment)
         if problem is not None:
             runner = [p.split("==")[0].lower() for p in found.packages if "==" in p]
             runner = [name for name in runner if RUNNER.match(name)]
@@ -230,6 +240,7 @@ class Environments:
                 found = found.model_copy(
                     update={"runner_problem": f"{problem}; a later runner: {later.quoted()}"}
                 )
+                environment = environment or await self._build(uv_bin, found)
             else:
                 relaxed = list(dict.fromkeys([*found.relaxed, *later.relaxed]))
                 found = later.model_copy(update={"relaxed": relaxed})
@@ -239,6 +250,7 @@ class Environments:
                     environment, found = await self._without_plugins(
                         uv_bin, inputs, found, environment, still
                     )
+        assert environment is not None
         found = found.model_copy(update={"checked": True})
         remember(found, inputs, envs=self.envs)
         return environment, found
@@ -273,6 +285,18 @@ class Environments:
         if still is not None:
             return environment, found.model_copy(update={"runner_problem": problem})
         return rebuilt, again.model_copy(update={"dropped": plugins})
+
+    async def _probe(self, uv_bin: Path, resolution: Resolution) -> str | None:
+        """`probe_runner`'s answer, asked once per runner and interpreter in a bout:
+        neighbouring commits resolve to other environments with the same old pytest."""
+        key = "\0".join([resolution.python, resolution.interpreter or "", *runner_pins(resolution)])
+        if key not in self._probes:
+            self._probes[key] = asyncio.ensure_future(self._probe_once(uv_bin, resolution))
+        return await asyncio.shield(self._probes[key])
+
+    async def _probe_once(self, uv_bin: Path, resolution: Resolution) -> str | None:
+        async with self._gate:
+            return await probe_runner(uv_bin, resolution, envs=self.envs)
 
     async def _build(self, uv_bin: Path, resolution: Resolution) -> Environment:
         key = resolution.key()

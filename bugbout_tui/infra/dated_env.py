@@ -90,6 +90,14 @@ class Resolution(BaseModel):
     dropped: list[str] = []
     """pytest plugins the commit asked for, left out because no pytest that runs on the
     interpreter can load them (a plugin of a pytest long gone)."""
+    date: datetime | None = None
+    """The date the pins were resolved as of, which the build tools of any sdist among
+    them are taken as of too when the environment is built (None only in resolutions
+    kept by a bugbout that did not record it; `resolve` fills it in)."""
+
+    def lifted(self) -> list[str]:
+        """The packages whose pins were taken past `date`: the install lifts them too."""
+        return list(dict.fromkeys([*self.relaxed, *self.runner_later, *self.no_upload_time]))
 
     def key(self) -> str:
         digest = hashlib.sha256(
@@ -170,7 +178,8 @@ async def resolve(
     cache = envs / "resolutions" / f"{digest}.json"
     if reuse:
         with contextlib.suppress(OSError, ValidationError):
-            return Resolution.model_validate_json(cache.read_bytes())
+            kept = Resolution.model_validate_json(cache.read_bytes())
+            return kept if kept.date else kept.model_copy(update={"date": inputs.date})
     cache.parent.mkdir(parents=True, exist_ok=True)
     log = envs / "logs" / f"resolve-{digest}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -207,6 +216,7 @@ async def resolve(
         relaxed=[name for name in relaxed if name not in extra_relaxed],
         no_upload_time=no_date,
         runner_later=[name for name in extra_relaxed if _package(name) in held],
+        date=inputs.date,
     )
     write_model(cache, resolution)
     return resolution
@@ -260,7 +270,11 @@ async def ensure_pinned(uv_bin: Path, resolution: Resolution, *, envs: Path) -> 
     """The environment holding exactly `resolution`'s pins, built on first use.
 
     The pins are installed with `--no-deps`: they are already a whole resolution, so
-    installing them asks nothing of the index but the files.
+    installing them asks nothing of the index but the files. An sdist among them is built
+    with the build tools of the resolution's date (`--exclude-newer` limits the build
+    environments uv makes as it limits the resolution), the packages whose pins were
+    lifted past it excepted; an environment shared by tasks of several dates is built as
+    of the date of the one that built it.
 
     Raises:
         BuildFailed: uv could not create or fill the environment.
@@ -288,16 +302,25 @@ async def ensure_pinned(uv_bin: Path, resolution: Resolution, *, envs: Path) -> 
         pins.write_text("\n".join(resolution.packages) + "\n", encoding="utf-8")
         venv_python = root / "bin" / "python"
         if resolution.packages:
-            run = await _run_uv(
-                uv_bin,
-                ["pip", "install", "--python", str(venv_python), "--no-deps", "-r", str(pins)],
-                log,
-            )
+            args = ["pip", "install", "--python", str(venv_python), "--no-deps", "-r", str(pins)]
+            run = await _run_uv(uv_bin, [*args, *_dated(resolution)], log)
             if run.returncode != 0:
                 raise BuildFailed("uv could not install the resolved packages. "
                                   + _uv_said(run, log))  # fmt: skip
         write_model(root / MARKER_NAME, resolution)
     return Environment(python=environment.python, root=root, key=key, built=True)
+
+
+def _dated(resolution: Resolution) -> list[str]:
+    """uv's options that hold an install of `resolution`'s pins, and the builds it makes,
+    to the resolution's date, past which only its lifted packages are taken."""
+    if resolution.date is None:
+        return []
+    now = _stamp(datetime.now(UTC))
+    args = ["--exclude-newer", _stamp(resolution.date)]
+    for name in resolution.lifted():
+        args += ["--exclude-newer-package", f"{name}={now}"]
+    return args
 
 
 def _ready(root: Path, resolution: Resolution) -> bool:
@@ -310,6 +333,59 @@ def _ready(root: Path, resolution: Resolution) -> bool:
 
 class BuildFailed(Exception):
     """A resolved environment that uv could not build."""
+
+
+def runner_pins(resolution: Resolution) -> list[str]:
+    """The pins of `resolution`'s test runner (pytest, its plugins, what old pytests
+    needed); empty when it holds no pytest."""
+    pins = [pin for pin in resolution.packages if "==" in pin and " @ " not in pin]
+    runner = [pin for pin in pins if RUNNER.match(pin.split("==")[0].strip().lower())]
+    named = {_package(pin.split("==")[0]) for pin in runner}
+    return runner if "pytest" in named else []
+
+
+async def probe_runner(uv_bin: Path, resolution: Resolution, *, envs: Path) -> str | None:
+    """What pytest said when `resolution`'s test runner, installed alone in a scratch
+    environment, could not run one trivial test; None when it ran, or when the probe
+    could not be made (the environment itself then tells).
+
+    Whether an old pytest runs on a newer Python is learnt only by running it. The runner
+    is installed with what it needs and nothing else of the resolution, each at the
+    resolution's pin (`-c`), so a dead one is found without building the environment it
+    would have been in: the environment is built once, with the runner it keeps.
+    """
+    runner = runner_pins(resolution)
+    if not runner:
+        return None
+    digest = hashlib.sha256("\n".join([resolution.key(), *runner]).encode()).hexdigest()[:12]
+    log = envs / "logs" / f"runner-{digest}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("", encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="bugbout-runner-probe-") as scratch:
+        root = Path(scratch) / "venv"
+        python = resolution.interpreter or resolution.python
+        run = await _run_uv(uv_bin, ["venv", "--no-project", "--python", python, str(root)], log)
+        if run.returncode != 0:
+            return None
+        wanted, pinned = Path(scratch) / "runner.txt", Path(scratch) / "pins.txt"
+        wanted.write_text("\n".join(runner) + "\n", encoding="utf-8")
+        pins = [pin for pin in resolution.packages if "==" in pin and " @ " not in pin]
+        pinned.write_text("\n".join(pins) + "\n", encoding="utf-8")
+        venv_python = root / "bin" / "python"
+        args = [
+            "pip",
+            "install",
+            "--python",
+            str(venv_python),
+            "-r",
+            str(wanted),
+            "-c",
+            str(pinned),
+        ]
+        run = await _run_uv(uv_bin, [*args, *_dated(resolution)], log)
+        if run.returncode != 0:
+            return None
+        return await runner_works(Environment(python=venv_python, root=root, key="", built=True))
 
 
 def plugin_name(requirement: str) -> str | None:

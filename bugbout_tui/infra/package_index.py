@@ -201,23 +201,31 @@ def build_sdist(
     files: Mapping[str, str],
     *,
     requires: Sequence[str] = (),
+    build_system: tuple[Sequence[str], str] | None = None,
 ) -> Path:
     """A source distribution of `name` `version` holding `files` (path → text), with its
     own build backend inside (`backend-path`), so uv builds it with no index to fetch a
-    build system from; installing it runs that code, which is what an sdist costs."""
+    build system from; installing it runs that code, which is what an sdist costs.
+
+    With `build_system` (its requirements and its backend's module) the sdist names that
+    build system instead, which the builder fetches from the index as an old sdist's
+    setuptools is fetched."""
     dest.mkdir(parents=True, exist_ok=True)
     stem = _stem(name, version)
-    pyproject = (
-        "[build-system]\nrequires = []\n"
-        'build-backend = "sdist_backend"\n'
-        f'backend-path = ["{_BACKEND_DIR}"]\n'
-    )
-    contents = {
-        **files,
-        "PKG-INFO": _metadata(name, version, requires, None),
-        "pyproject.toml": pyproject,
-        f"{_BACKEND_DIR}/sdist_backend.py": _BACKEND,
-    }
+    contents = {**files, "PKG-INFO": _metadata(name, version, requires, None)}
+    if build_system is None:
+        contents["pyproject.toml"] = (
+            "[build-system]\nrequires = []\n"
+            'build-backend = "sdist_backend"\n'
+            f'backend-path = ["{_BACKEND_DIR}"]\n'
+        )
+        contents[f"{_BACKEND_DIR}/sdist_backend.py"] = _BACKEND
+    else:
+        build_requires, backend = build_system
+        contents["pyproject.toml"] = (
+            f"[build-system]\nrequires = {json.dumps(list(build_requires))}\n"
+            f"build-backend = {json.dumps(backend)}\n"
+        )
     sdist = dest / f"{stem}.tar.gz"
     with tarfile.open(sdist, "w:gz") as archive:
         for path, text in contents.items():

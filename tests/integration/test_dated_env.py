@@ -132,6 +132,16 @@ def dated_environments(home: Path) -> list[Path]:
     return sorted((home / "envs").glob("dated-*"))
 
 
+def summary(repo: GitRepo) -> str:
+    """The summary of the last ground truth the journal holds."""
+    journal = (repo.root / ".bugbout" / "events.jsonl").read_text()
+    return [
+        event["summary"] for line in journal.splitlines()
+        if (event := json.loads(line))["type"] == "stage-finished"
+        and event["stage"] == "ground-truth"
+    ][-1]  # fmt: skip
+
+
 def rungs(repo: GitRepo) -> list[tuple[str, int]]:
     """The report funnel's count of tasks per rung."""
     funnel = load_report(Project.load(repo.root)).funnel
@@ -173,13 +183,7 @@ def test_old_fixes_get_the_old_dependency_and_share_one_environment(
     assert all(task.scored for task in oracles(repo).oracles.values())
     assert {path: (path / "bugbout-env.json").stat().st_mtime_ns for path in built} == markers
     assert dated_environments(home) == built
-    journal = (repo.root / ".bugbout" / "events.jsonl").read_text()
-    summary = next(
-        event["summary"] for line in journal.splitlines()
-        if (event := json.loads(line))["type"] == "stage-finished"
-        and event["stage"] == "ground-truth"
-    )  # fmt: skip
-    assert summary.startswith("3 of 3 tasks scored; 2 environments for them, 0 builds now")
+    assert summary(repo).startswith("3 of 3 tasks scored; 2 environments for them, 0 builds now")
 
 
 def test_the_tip_environment_fails_the_old_fixes(
@@ -291,9 +295,16 @@ def test_a_dated_runner_that_cannot_run_here_comes_from_a_later_date(
         repo = geom_history(tmp_path / "geom")
         configure(repo)
         Bout.load(repo.root).run(until="ground-truth")
-    oracle = oracles(repo).oracles["geom-1"]
-    assert oracle.scored, oracle.reason
-    assert oracle.environment is not None and oracle.environment.rung == "dated"
-    assert oracle.environment.runner_later == ["pytest", "pluggy", "iniconfig", "packaging"]
-    assert "shapes==1.0" in oracle.environment.packages
-    assert not any(p.startswith("pytest==5.") for p in oracle.environment.packages)
+        oracle = oracles(repo).oracles["geom-1"]
+        assert oracle.scored, oracle.reason
+        assert oracle.environment is not None and oracle.environment.rung == "dated"
+        assert oracle.environment.runner_later == ["pytest", "pluggy", "iniconfig", "packaging"]
+        assert "shapes==1.0" in oracle.environment.packages
+        assert not any(p.startswith("pytest==5.") for p in oracle.environment.packages)
+        # One build for each environment the tasks stand on: the dated runner is found
+        # dead without building the environment it would have been in.
+        assert summary(repo).startswith("2 of 3 tasks scored; 1 environment for them, 1 build ")
+        assert len(dated_environments(home)) == 1
+        (repo.root / ".bugbout" / "oracles.json").unlink()
+        Bout.load(repo.root).run(until="ground-truth")
+        assert summary(repo).startswith("2 of 3 tasks scored; 1 environment for them, 0 builds")
