@@ -1,7 +1,7 @@
 """A contestant for environment tasks: it repairs `requirements.txt` in one of three ways.
 
 Usage: envrepair.py --style right|loosen|source --pin NAME==VERSION [--pin ...]
-                    [--fix FILE OLD NEW] PROMPT_FILE WORKDIR
+                    [--fix FILE OLD NEW ...] PROMPT_FILE WORKDIR
 
 On an environment task (its prompt quotes the base's failure in `<failure>` tags), every
 line of `requirements.txt` that names a `--pin`'s package is rewritten:
@@ -11,8 +11,8 @@ line of `requirements.txt` that names a `--pin`'s package is rewritten:
 - source: to the pin, and a comment is added to the package's `__init__.py`, a source
   file, which rejects the whole repair.
 
-On a bug (no `<failure>`), the right style applies `--fix` (OLD replaced by NEW in FILE);
-the others change nothing. It exits 0 either way.
+On a bug (no `<failure>`), the right style applies every `--fix` (OLD replaced by NEW in
+FILE, where OLD is there); the others change nothing. It exits 0 either way.
 """
 
 from __future__ import annotations
@@ -24,18 +24,19 @@ from pathlib import Path
 parser = argparse.ArgumentParser()
 parser.add_argument("--style", choices=("right", "loosen", "source"), required=True)
 parser.add_argument("--pin", action="append", default=[])
-parser.add_argument("--fix", nargs=3, metavar=("FILE", "OLD", "NEW"))
+parser.add_argument("--fix", nargs=3, action="append", default=[], metavar=("FILE", "OLD", "NEW"))
 parser.add_argument("prompt", type=Path)
 parser.add_argument("workdir", type=Path)
 args = parser.parse_args()
 
 prompt = args.prompt.read_text(encoding="utf-8")
 if "<failure>" not in prompt:
-    if args.style == "right" and args.fix is not None:
-        file, old, new = args.fix
+    for file, old, new in args.fix if args.style == "right" else ():
         target = args.workdir / file
-        target.write_text(target.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
-        print(f"fixed {file}", flush=True)
+        text = target.read_text(encoding="utf-8")
+        if old in text:
+            target.write_text(text.replace(old, new), encoding="utf-8")
+            print(f"fixed {file}", flush=True)
     raise SystemExit(0)
 
 pins = dict(pin.split("==", 1) for pin in args.pin)
