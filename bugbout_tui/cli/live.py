@@ -138,7 +138,7 @@ def decided_line(event: BoutDecided) -> str:
     withdrawn = look.plural(len(event.withdrawn), "queued attempt")
     return (
         f"decided after task {event.after} ({event.tasks_done} of {event.tasks}) at "
-        f"level {event.level:g}: {pairs}; no new task starts ({withdrawn} withdrawn)"
+        f"level {event.level:g}: {pairs}; no new bug starts ({withdrawn} withdrawn)"
     )
 
 

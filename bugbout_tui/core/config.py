@@ -418,8 +418,9 @@ class RunConfig(_Section):
     """What the whole bout may spend, every contestant and examiner together: an amount
     in dollars, tokens or attempts (`"$20"`, `"2M tokens"`, `"40 attempts"`)."""
     stop_when_decided: bool = False
-    """Start no new task once every pair of contestants is decided by the sequential
-    McNemar comparison (`rules.sequential`)."""
+    """Start no new bug once every pair of contestants is decided by the sequential
+    McNemar comparison of bugs (`rules.sequential`); environment tasks are not compared,
+    and still start."""
     decided_at: Annotated[
         float,
         Field(gt=0, lt=1),

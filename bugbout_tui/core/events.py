@@ -130,8 +130,9 @@ class RaceEstimated(BaseEvent):
 
 
 class BoutDecided(BaseEvent):
-    """`[run] stop-when-decided`: every pair of contestants is decided, so no new task
-    starts; the attempts of tasks already under way still run."""
+    """`[run] stop-when-decided`: every pair of contestants is decided, so no new bug
+    starts; the attempts of tasks already under way still run, and environment tasks,
+    which the comparison leaves out, still start."""
 
     type: Literal["bout-decided"] = "bout-decided"
     after: str

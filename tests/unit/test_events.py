@@ -140,7 +140,7 @@ def test_a_decided_bout_withdraws_its_queued_attempts_and_says_so() -> None:
     line = plain_line(decided, state)
     assert line == (
         "[race] decided after task t-1 (1 of 3) at level 0.5: a ahead of b: 1 to 0, p = 1; "
-        "no new task starts (2 queued attempts withdrawn)"
+        "no new bug starts (2 queued attempts withdrawn)"
     )
     assert parse_event(decided.model_dump_json()) == decided
 

@@ -91,7 +91,7 @@ def race_summary(state: BoutState) -> Text:
             line.append(
                 inert_line(
                     f" · decided after task {decided.after} ({decided.tasks_done} of "
-                    f"{decided.tasks}): no new task starts"
+                    f"{decided.tasks}): no new bug starts"
                 ),
                 style="green",
             )
