@@ -584,7 +584,7 @@ def _stopping(section: StoppingSection) -> str:
     if section.decided_after is not None:
         stopped = (
             f"The bout was decided after task {markdown_code(section.decided_after)} "
-            f"({section.decided_tasks} of {section.tasks}); no new task was started after it."
+            f"({section.decided_tasks} of {section.tasks}); no new bug was started after it."
         )
     else:
         stopped = (

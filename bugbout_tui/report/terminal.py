@@ -446,7 +446,7 @@ def _stopping(section: StoppingSection) -> list[RenderableType]:
     if section.decided_after is not None:
         said = (
             f"decided after task {section.decided_after} ({section.decided_tasks} of "
-            f"{section.tasks}); no new task started after it"
+            f"{section.tasks}); no new bug started after it"
         )
     else:
         said = f"not decided after {section.looked_at} of {section.tasks} tasks"
