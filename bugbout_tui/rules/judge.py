@@ -173,7 +173,7 @@ class _Evidence:
         self._votes: dict[tuple[str, bool], dict[str, _Vote]] = {}
         self._cells: dict[tuple[str, bool, tuple[str, ...]], list[CellRef]] = {}
         self._credible: dict[str, list[_Reproduction]] | None = None
-        self.discounts: list[Discount] = []
+        self._discounts: list[Discount] = []
         self._witnesses: list[str] | None = None
         for author in authors:
             cells = base_cells.get(author.name, {})
@@ -221,24 +221,19 @@ class _Evidence:
     def assess(self, patch: PatchFacts, policy: Policy) -> _Judged:
         author = author_identity(patch.contestant)
         found = self.support(patch, policy)
-        independent, votes, shares, support = (
-            found.independent,
-            found.votes,
-            found.shares,
-            found.support,
-        )
+        independent, support = found.independent, found.support
         breakages = self._breakages(patch.contestant, policy)
         counted = [breakage for breakage in breakages if breakage.counted]
         cells = self._support_cells(patch.contestant, tuple(independent), policy == "credible")
         if counted:
             cells = sorted([*cells, *(ref for b in counted for ref in b.cells)], key=_cell_order)
-        passing = {name: votes[name].passing for name in independent}
+        passing = {name: found.votes[name].passing for name in independent}
         gate, reason = self._decide(patch.contestant, policy, passing, support, counted)
         assessment = Assessment(
             patch=patch.contestant,
             author=author,
             independent=independent,
-            support_by_author={name: float(share) for name, share in shares.items()},
+            support_by_author={name: float(share) for name, share in found.shares.items()},
             support=None if support is None else float(support),
             breakages=breakages,
             counted_breakages=len(counted),
@@ -253,7 +248,7 @@ class _Evidence:
         reproduction that passes on a patch by another author.
 
         An author none of whose reproductions any other author's patch satisfies is
-        discounted whole (kept in `discounts`): its tests may pin down its own reading
+        discounted whole (see `discounts`): its tests may pin down its own reading
         of the bug rather than the bug. A counted author keeps all its reproductions,
         unconfirmed ones included, so a patch cannot shed a test it fails just because
         the other patches fail it too. Confirmation may come from any patch that ran and
@@ -273,10 +268,15 @@ class _Evidence:
                 tests: dict[str, list[str]] = {}
                 for rep in reps:
                     tests.setdefault(rep.author, []).append(rep.test)
-                self.discounts.append(
+                self._discounts.append(
                     Discount(author=identity, reproductions=tests, passed_by=passing)
                 )
         return self._credible
+
+    def discounts(self) -> list[Discount]:
+        """The authors `credible` gives no weight, in author order."""
+        self.credible_pool()
+        return self._discounts
 
     def witnesses(self) -> list[str]:
         """The patches `credible` lets vote in the breakage quorum: those that ran and
@@ -496,7 +496,7 @@ def _verdict(evidence: _Evidence, policy: Policy) -> Verdict:
         decided_by=_decided_by(approved),
         assessments=[item.assessment for item in judged],
         reproductions=evidence.reproductions(),
-        discounted=list(evidence.discounts) if credible else [],
+        discounted=list(evidence.discounts()) if credible else [],
         witnesses=list(evidence.witnesses()) if credible else None,
         notes=_credible_notes(evidence) if credible else [],
     )
@@ -505,7 +505,7 @@ def _verdict(evidence: _Evidence, policy: Policy) -> Verdict:
 def _credible_notes(evidence: _Evidence) -> list[str]:
     """What `credible` set aside, in sentences: the rule trail needs the why, not the ids."""
     notes: list[str] = []
-    for discount in evidence.discounts:
+    for discount in evidence.discounts():
         count = sum(len(tests) for tests in discount.reproductions.values())
         them = "it" if count == 1 else "them"
         if discount.passed_by:
