@@ -419,6 +419,8 @@ class _Evidence:
         if not self.by_identity:
             return "no contestant's or examiner's test fails on the unfixed code"
         furthest = max(item.gate for item in judged)
+        if furthest is _Gate.NO_INDEPENDENT and policy == "credible" and not self.ran:
+            return "the test run failed on every patch, so no reproduction could be confirmed"
         if furthest is _Gate.NO_INDEPENDENT and policy == "credible":
             return (
                 "no patch has a reproduction by another author that a patch not by that "

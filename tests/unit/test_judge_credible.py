@@ -132,6 +132,23 @@ def test_no_credible_author_is_its_own_abstention() -> None:
     )
 
 
+def test_when_no_patch_ran_nothing_can_be_confirmed_and_it_says_why() -> None:
+    matrix = grid(
+        """
+        base r1
+    r1::t    F  .
+    r2::t    F  .
+    """,
+        errors={"r1": "timeout", "r2": "timeout"},
+        patches=["r1", "r2"],
+    )
+    verdict = judge(matrix, "credible")
+    assert verdict.abstained == (
+        "the test run failed on every patch, so no reproduction could be confirmed"
+    )
+    assert [d.author for d in verdict.discounted] == ["r1", "r2"]
+
+
 def test_only_credible_fills_the_credible_fields() -> None:
     verdicts = judge_all(grid(TWO_OVERFIT))
     for policy, verdict in verdicts.items():
