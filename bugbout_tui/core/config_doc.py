@@ -289,9 +289,24 @@ def _take_trailing(container: Container) -> list[Item]:
 
 
 def _add_key(parent: _Node, name: str, value: Item) -> None:
-    """Add a new key after the table's last key, not after the comments closing it."""
+    """Add a new key after the table's last key, not after the comments closing it.
+
+    A table added after a table of the same parent (`[prices."b"]` after
+    `[prices."a"]`) takes over what closed the one before it, and a blank line parts
+    them, as when an agent is added.
+    """
     if not isinstance(parent, Table):
         parent[name] = value
+        return
+    last = parent.value.body[-1][1] if parent.value.body else None
+    if isinstance(value, Table) and isinstance(last, Table):
+        trailing = _take_trailing(last.value)
+        last.value.append(None, tomlkit.nl())
+        parent.append(name, value)
+        added = parent[name]
+        assert isinstance(added, Table)
+        for item in trailing:
+            added.value.append(None, item)
         return
     trailing = _take_trailing(parent.value)
     parent.append(name, value)

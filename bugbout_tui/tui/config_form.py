@@ -1,9 +1,9 @@
 """The Config screen's fields: which keys it edits, and how text in a box becomes a value.
 
-Every key of bugbout.toml has a field. A field only converts what was typed (a blank
-box removes the key, so the default applies); whether the value is right is decided by
-the same pydantic model that loads the file, so the screen and `bugbout run` never
-disagree about what is valid.
+Every key of bugbout.toml has a field; `[prices]` has one per model, edited as a table.
+A field only converts what was typed (a blank box removes the key, so the default
+applies); whether the value is right is decided by the same pydantic model that loads
+the file, so the screen and `bugbout run` never disagree about what is valid.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from tomlkit.items import Item
 
 from bugbout_tui.core.agent_facts import BUILTIN_FACTS
 from bugbout_tui.core.config import AgentView, Billing, EnvironmentsMode, Policy, Sandbox
-from bugbout_tui.core.config_doc import AgentTable
+from bugbout_tui.core.config_doc import AgentTable, ConfigDocument
+from bugbout_tui.core.prices import shipped_prices
 
 FieldKind = Literal["text", "int", "bool", "choice", "toml"]
 
@@ -144,6 +145,39 @@ def agent_fields(table: str) -> tuple[FieldSpec, ...]:
 def fixed_agent_keys(table: str) -> frozenset[str]:
     """Keys an agent's table has its own field for; the rest are options."""
     return frozenset(spec.key for spec in agent_fields(table))
+
+
+PRICE_HELP = "dollars per million tokens: { input = …, output = …, cached = … }"
+NEW_PRICE = FieldSpec("model", "text", "the model to price, as its agent is given it")
+"""The name asked for when a price is added for a model no agent names yet."""
+
+
+def price_spec(model: str) -> FieldSpec:
+    """The field of one model's price; its default is the shipped list price, if any."""
+    shipped = shipped_prices().price(model)
+    if shipped is None:
+        default = "none, so its cost is unknown"
+    else:
+        listed = {"input": shipped.input, "output": shipped.output, "cached": shipped.cached}
+        default = f"{toml_inline(listed)} (list price)"
+    return FieldSpec(model, "toml", PRICE_HELP, default)
+
+
+def priced_models(document: ConfigDocument, added: tuple[str, ...] = ()) -> list[str]:
+    """The models the Config screen shows a price for: those `[prices]` sets, then those
+    the agents name (so the price that applies to each is in view), then `added`."""
+    models: list[str] = []
+    prices = document.get(("prices",))
+    named = [
+        entry.get("model")
+        for table in AGENT_TABLES
+        for entry in document.get((table,)) or []
+        if isinstance(entry, dict)
+    ]
+    for model in [*(prices if isinstance(prices, dict) else {}), *named, *added]:
+        if isinstance(model, str) and model and model not in models:
+            models.append(model)
+    return models
 
 
 _WHOLE = re.compile(r"[+-]?\d+")

@@ -145,6 +145,10 @@ def repair_view(repair: Repair | None) -> RenderableType:
         if repair.install is not None and repair.install.unenforced:
             shown = ", ".join(repair.install.unenforced)
             facts.add_row("date not enforced", _plain(shown, "yellow"))
+        if repair.install is not None and repair.install.brought:
+            brought = _plain(", ".join(repair.install.brought))
+            brought.append(" · bugbout's test runner, not the repair's: not in D³", style="dim")
+            facts.add_row("brought", brought)
         facts.add_row("traced run", _step_line(repair.trace, "run"))
     facts.add_row(
         "safe install",

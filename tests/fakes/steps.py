@@ -1,7 +1,9 @@
 """The scripted behaviour the fake agent CLIs share.
 
-A test writes a JSON list of steps and names it in `BUGBOUT_FAKE_SCRIPT`; each fake plays
-the steps as its real counterpart would report them, in that CLI's own output format.
+A test writes a JSON list of steps and names it in `BUGBOUT_FAKE_SCRIPT`, or gives the list
+itself in `BUGBOUT_FAKE_STEPS` (for a race, whose sandbox hides the test's temporary
+files from the agent); each fake plays the steps as its real counterpart would report
+them, in that CLI's own output format.
 Every fake also appends one JSON line describing how it was started (argv, working
 directory, complete environment, standard input and the files in its configuration home)
 to the file named by `BUGBOUT_FAKE_LOG`, so tests can check exactly what an adapter ran.
@@ -35,12 +37,16 @@ Step = dict[str, Any]
 
 
 def load_script() -> list[Step]:
+    inline = os.environ.get("BUGBOUT_FAKE_STEPS")
     path = os.environ.get("BUGBOUT_FAKE_SCRIPT")
-    if not path:
+    if inline:
+        steps = json.loads(inline)
+    elif path:
+        steps = json.loads(Path(path).read_text(encoding="utf-8"))
+    else:
         return [{"say": "Nothing to do."}]
-    steps = json.loads(Path(path).read_text(encoding="utf-8"))
     if not isinstance(steps, list):
-        raise SystemExit(f"fake: {path} must hold a JSON list of steps")
+        raise SystemExit(f"fake: {path or 'BUGBOUT_FAKE_STEPS'} must hold a JSON list of steps")
     return steps
 
 

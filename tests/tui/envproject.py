@@ -76,6 +76,8 @@ REQUESTS_SET = [
     "urllib3==2.1.0",
 ]
 USED = ["certifi", "charset-normalizer", "idna", "requests", "urllib3"]
+BROUGHT = ["iniconfig", "packaging", "pluggy", "pytest"]
+"""What bugbout installed for its test runner beside a resolved repair."""
 
 
 def _requirements_diff(removed: str, added: str) -> str:
@@ -184,7 +186,12 @@ def _resolved(
         changed=["requirements.txt"],
         declared=items,
         install=EnvInstall(
-            ok=True, exit_code=0, seconds=1.8, log=install_log, installed=REQUESTS_SET
+            ok=True,
+            exit_code=0,
+            seconds=1.8,
+            log=install_log,
+            installed=REQUESTS_SET,
+            brought=BROUGHT,
         ),
         trace=EnvTrace(ok=True, exit_code=0, seconds=0.9, log=trace_log, used=USED),
         audit=audit,

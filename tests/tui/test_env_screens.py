@@ -171,6 +171,8 @@ async def test_an_env_attempt_shows_its_repair_logs_and_audit(calc_env: Path, si
         for words in (
             "status        ✓ resolved",
             "install       ✓ exit 0",
+            "brought       iniconfig, packaging, pluggy, pytest · bugbout's test runner, not the "
+            "repair's: not in D³",
             "traced run    ✓ exit 0",
             "safe install  100% of the declared packages are safe",
             "precision 1.00 · recall 0.20 · F1 0.33",

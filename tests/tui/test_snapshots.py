@@ -15,7 +15,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Tree
 from tuiapp import calc_app, press_and_settle, settle
-from tuiproject import EVENTS
+from tuiproject import CONFIG, EVENTS
 
 from bugbout_tui.tui.screens.race import RaceScreen
 
@@ -110,6 +110,29 @@ def test_config_with_a_problem_beside_its_key(snap_compare: Compare, calc: Path,
         table = pilot.app.screen.query_one("FormTable")
         table.move_cursor(row=table.get_row_index("run.timeout"))  # type: ignore[attr-defined]
         await press_and_settle(pilot, "enter", "ctrl+u", "s", "o", "o", "n")
+
+    assert snap_compare(calc_app(calc), terminal_size=SIZES[size], run_before=run_before)
+
+
+@sizes
+def test_config_prices(snap_compare: Compare, calc: Path, size: str) -> None:
+    """`[prices]` at the foot of the form: the file's own price of a model, the list price
+    an agent's model gets without one, and a price the model refuses, marked."""
+    config = calc / "bugbout.toml"
+    config.write_text(
+        CONFIG.replace('name = "careful"\n', 'name = "careful"\nmodel = "claude-sonnet-4-5"\n')
+        + '\n[prices."gpt-5-codex"]  # negotiated\ninput = 1.0\noutput = 8.0\n'
+        + '\n[prices."ollama/qwen3-coder:30b"]\ninput = 0\noutput = -1\n'
+    )
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        await settle(pilot)
+        await press_and_settle(pilot, "1")
+        pilot.app.clear_notifications()  # the one saying the file has a problem
+        table = pilot.app.screen.query_one("FormTable")
+        table.move_cursor(row=table.row_count - 1)  # type: ignore[attr-defined]
+        await settle(pilot)
+        await press_and_settle(pilot, "up", "up")  # the price with a problem, the rest in view
 
     assert snap_compare(calc_app(calc), terminal_size=SIZES[size], run_before=run_before)
 

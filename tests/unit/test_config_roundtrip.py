@@ -322,3 +322,18 @@ def test_paths_that_are_not_tables_are_refused(repo: Path) -> None:
     with pytest.raises(UsageError, match="no such"):
         document.set(("contestants", 9, "model"), "x")
     assert document.text == COMMENTED
+
+
+def test_a_table_added_after_its_sibling_keeps_the_next_sections_comment(repo: Path) -> None:
+    before = COMMENTED.replace(
+        "\n# A second opinion.",
+        '\n[prices."gpt-5"]  # our rate\ninput = 1.0\noutput = 8.0\n\n# A second opinion.',
+        1,
+    )
+    assert before != COMMENTED
+    path, document = saved(repo, before)
+    document.set(("prices", "ollama/x"), {"input": 0, "output": 0})
+    document.save()
+    text = path.read_text()
+    assert 'output = 8.0\n\n[prices."ollama/x"]\ninput = 0\noutput = 0\n\n# A second' in text
+    assert load_config(path).price_table().price("ollama/x") is not None

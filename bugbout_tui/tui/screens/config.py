@@ -36,11 +36,14 @@ from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.tui.config_form import (
     AGENT_TABLES,
+    NEW_PRICE,
     OPTIONS,
     SECTIONS,
     FieldSpec,
     agent_fields,
     fixed_agent_keys,
+    price_spec,
+    priced_models,
     show_value,
 )
 from bugbout_tui.tui.screens.base import BoutScreen
@@ -53,7 +56,11 @@ _AGENT = re.compile(r"^(contestants|examiners)\[(\d+)\]")
 TABLE_HELP = {
     "contestants": "agents that fix each bug; one table per agent and model",
     "examiners": "agents that only write tests from the issue; their tests judge patches",
+    "prices": "per model, over the list prices bugbout ships; blank: the list price",
 }
+
+PRICES: Loc = ("prices",)
+ADD_PRICE = "add:prices"
 
 RowKind = Literal["section", "field", "agent", "add", "note"]
 
@@ -104,8 +111,10 @@ def problem_text(problem: ConfigProblem) -> str:
     return text
 
 
-def form_rows(document: ConfigDocument) -> list[FormRow]:
-    """Every section and key, then every agent with its keys, in the file's order."""
+def form_rows(document: ConfigDocument, added_prices: tuple[str, ...] = ()) -> list[FormRow]:
+    """Every section and key, then every agent with its keys, in the file's order, then
+    the price of every model the file prices or an agent names (and of `added_prices`,
+    models named on the screen and not priced yet)."""
     rows: list[FormRow] = []
     for section, specs in SECTIONS.items():
         rows.append(FormRow(f"[{section}]", "section", f"[{section}]"))
@@ -128,6 +137,11 @@ def form_rows(document: ConfigDocument) -> list[FormRow]:
                 rows.append(FormRow(dotted(loc), "field", spec.key, loc, spec, table, index))
         singular = table[:-1]
         rows.append(FormRow(f"add:{table}", "add", f"+ add {singular}", (table,), None, table))
+    rows.append(FormRow("[prices]", "section", "[prices]"))
+    for model in priced_models(document, added_prices):
+        price: Loc = (*PRICES, model)
+        rows.append(FormRow(dotted(price), "field", f'"{model}"', price, price_spec(model)))
+    rows.append(FormRow(ADD_PRICE, "add", "+ add price", PRICES))
     return rows
 
 
@@ -208,6 +222,10 @@ class ConfigScreen(BoutScreen):
         """The document with the draft applied: what the form shows and validates."""
         self._blank: str | None = None
         """The row whose box is empty while typing: enter would remove its key."""
+        self._added_prices: tuple[str, ...] = ()
+        """Models named with "+ add price" whose price is not in the document yet."""
+        self._naming: str | None = None
+        """The model name being typed after "+ add price"."""
 
     def body(self) -> ComposeResult:
         yield Static(id="config-status")
@@ -245,6 +263,7 @@ class ConfigScreen(BoutScreen):
             self._load_error = str(exc)
         self._local.clear()
         self._found.clear()
+        self._added_prices = ()
         self._forget_draft()
         self._rebuild()
 
@@ -253,7 +272,7 @@ class ConfigScreen(BoutScreen):
         document = self.document
         table = self.table
         keep = self._highlighted()
-        rows = form_rows(document) if document is not None else []
+        rows = form_rows(document, self._added_prices) if document is not None else []
         self._rows = {row.key: row for row in rows}
         self._shown = {}
         self._problems = self._find_problems()
@@ -341,6 +360,9 @@ class ConfigScreen(BoutScreen):
             row = self._row_for(problem.key)
             if row is None:
                 general.append(str(problem))
+            elif problem.key.startswith(f"{row}."):  # a key inside a price's table
+                inside = problem.key.removeprefix(f"{row}.")
+                found.setdefault(row, []).append(f"{inside}: {problem_text(problem)}")
             else:
                 found.setdefault(row, []).append(problem_text(problem))
         self._general = general
@@ -365,7 +387,13 @@ class ConfigScreen(BoutScreen):
         if match:
             options = dotted((match.group(1), int(match.group(2)), OPTIONS.key))
             return options if options in self._rows else None
-        return None
+        # A model's name may hold dots itself: its row is the longest that leads the key.
+        prices = [
+            row
+            for row, spec in self._rows.items()
+            if spec.loc[:1] == PRICES and len(spec.loc) == 2 and key.startswith(f"{row}.")
+        ]
+        return max(prices, key=len, default=None)
 
     def _redraw(self) -> None:
         """Validate again and change only the cells that changed."""
@@ -432,16 +460,20 @@ class ConfigScreen(BoutScreen):
             return
         if row.kind == "add" and row.table is not None:
             self.action_add_agent(row.table)
-        elif row.kind == "field" and row.spec is not None:
+        elif row.kind in ("field", "add") and (row.spec is not None or row.key == ADD_PRICE):
             if self.session.watching:
                 self.notify("Following another run: this view is read-only.")
                 return
-            self.editor.open(row.loc, row.spec, self._value(row))
+            self._naming = None
+            self.editor.open(row.loc, row.spec or NEW_PRICE, self._value(row))
 
     @on(FieldEditor.Edited)
     def _edited(self, event: FieldEditor.Edited) -> None:
         """Try what is typed on a copy of the document; the document itself waits for enter."""
         event.stop()
+        if event.loc == PRICES:
+            self._naming = event.value.strip() if isinstance(event.value, str) else None
+            return
         key = dotted(event.loc)
         self._local.pop(key, None)
         self._forget_draft()
@@ -489,12 +521,30 @@ class ConfigScreen(BoutScreen):
     @on(FieldEditor.Finished)
     def _finished(self, event: FieldEditor.Finished) -> None:
         event.stop()
+        if event.loc == PRICES:
+            self._price_named(self._naming if event.kept else None)
+            return
         self._end_edit(event.loc, kept=event.kept)
         loc = event.loc
         if loc and loc[0] in AGENT_TABLES and len(loc) > 1:
             agent = self._rows.get(dotted(loc[:2]))
             if agent is not None:
                 self._check(agent)
+
+    def _price_named(self, model: str | None) -> None:
+        """After "+ add price": the model's row, its price being edited (the document
+        gets the price, not the name alone)."""
+        self._naming = None
+        self.editor.close()
+        self.table.focus()
+        if not model:
+            return
+        loc = (*PRICES, model)
+        if dotted(loc) not in self._rows:
+            self._added_prices = (*self._added_prices, model)
+            self._rebuild()
+        self.table.move_cursor(row=self.table.get_row_index(dotted(loc)))
+        self.editor.open(loc, price_spec(model), self._value(self._rows[dotted(loc)]))
 
     # --- agents --------------------------------------------------------------------------
 
@@ -622,21 +672,31 @@ class ConfigScreen(BoutScreen):
 
 
 def _apply(document: ConfigDocument, loc: Loc, value: Any) -> str | None:
-    """Put a value into `document`; the options row sets each option key. Returns why
-    the value cannot go there, or None."""
-    if loc[-1] != OPTIONS.key or loc[0] not in AGENT_TABLES:
-        if document.get(loc) != value:
-            document.set(loc, value)
+    """Put a value into `document`; the options row sets each option key, a price row
+    each key of the model's price. Returns why the value cannot go there, or None."""
+    if loc[-1] == OPTIONS.key and loc[0] in AGENT_TABLES:
+        if value is not None and not isinstance(value, dict):
+            return 'must be a TOML table, e.g. { effort = "high" }'
+        agent = loc[:-1]
+        _merge(document, agent, agent_options(document, agent), value or {})
         return None
-    if value is not None and not isinstance(value, dict):
-        return 'must be a TOML table, e.g. { effort = "high" }'
-    agent = loc[:-1]
-    options = agent_options(document, agent)
-    wanted = value or {}
-    for name in options:
-        if name not in wanted:
-            document.set((*agent, name), None)
-    for name, item in wanted.items():
-        if options.get(name) != item:
-            document.set((*agent, name), item)
+    if loc[:1] == PRICES and len(loc) == 2:
+        if value is not None and not isinstance(value, dict):
+            return "must be a TOML table, e.g. { input = 1.25, output = 10.0 }"
+        current = document.get(loc)
+        if value is not None and isinstance(current, dict):
+            _merge(document, loc, current, value)  # key by key, so comments stay
+            return None
+    if document.get(loc) != value:
+        document.set(loc, value)
     return None
+
+
+def _merge(document: ConfigDocument, table: Loc, current: dict[str, Any], wanted: Any) -> None:
+    """Set the keys of `table` to `wanted`, touching only those that change."""
+    for name in current:
+        if name not in wanted:
+            document.set((*table, name), None)
+    for name, item in wanted.items():
+        if current.get(name) != item:
+            document.set((*table, name), item)
