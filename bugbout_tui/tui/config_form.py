@@ -90,7 +90,7 @@ SECTIONS: dict[str, tuple[FieldSpec, ...]] = {
                   "of the agents' checkouts", "false"),
         FieldSpec("budget", "text", 'what the whole bout may spend: "$20", "2M tokens", '
                   '"40 attempts"', "none"),
-        FieldSpec("stop-when-decided", "bool", "start no new task once every pair of "
+        FieldSpec("stop-when-decided", "bool", "start no new bug once every pair of "
                   "contestants is decided", "false"),
         FieldSpec("decided-at", "toml", "the chance, at most, of a wrongly decided pair",
                   "0.05"),
