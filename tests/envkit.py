@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bugbout_tui.infra.package_index import PackageIndex
+
 BACKEND = '''"""Builds this project's package into a wheel: the standard library alone."""
 
 import base64
@@ -52,6 +54,27 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
             archive.writestr(path, data)
     return wheel
 '''
+
+
+def env_settings(index: PackageIndex, kinds: Sequence[str], contestants: Sequence[str]) -> str:
+    """The bugbout.toml lines an environment bout's tests share: pytest without the
+    machine's plugins, the kinds mined, the local index for installs and the audit, and
+    the contestants' tables; they go before `[run]`."""
+    mined = ", ".join(f'"{kind}"' for kind in kinds)
+    return "\n".join(
+        [
+            'env = { PYTEST_DISABLE_PLUGIN_AUTOLOAD = "1" }',
+            "",
+            "[tasks]",
+            f"kinds = [{mined}]",
+            "",
+            "[env]",
+            f'index = "{index.url}"',
+            f'advisories = "{index.api_url}"',
+            "",
+            *contestants,
+        ]
+    )
 
 
 def when(year: int, month: int = 1) -> datetime:

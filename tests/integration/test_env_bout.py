@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from envkit import when
+from envkit import env_settings, when
 from gitrepo import GitRepo
 from projects import write_config, write_issues
 from racekit import AGENTS, contestant, toml_list
@@ -102,23 +102,16 @@ def build(root: Path, index: PackageIndex) -> Path:
             2: ("half() rounds down", "half(3) gives 1; it should give 1.5."),
         },
     )
-    extra = "\n".join(
+    extra = env_settings(
+        index,
+        ["bug", "env"],
         [
-            'env = { PYTEST_DISABLE_PLUGIN_AUTOLOAD = "1" }',
-            "",
-            "[tasks]",
-            'kinds = ["bug", "env"]',
-            "",
-            "[env]",
-            f'index = "{index.url}"',
-            f'advisories = "{index.api_url}"',
-            "",
             *(contestant(style, agent(style)) for style in ("right", "loosen", "source")),
             "[[examiners]]",
             'agent = "command"',
             'name = "examiner"',
             f"command = {toml_list([*agent('loosen')])}",
-        ]
+        ],
     )
     config = write_config(root, "geom", extra="")
     text = config.read_text().replace('source = "src/geom"', 'source = "geom"')

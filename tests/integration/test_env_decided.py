@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from envkit import when
+from envkit import env_settings, when
 from gitrepo import GitRepo
 from projects import write_config, write_issues
 from racekit import AGENTS, contestant
@@ -93,19 +93,12 @@ def build(root: Path, index: PackageIndex) -> Path:
         )
     issues = {n: (f"f{n} returns 0", f"f{n}() should return {n}.") for n in (2, 3, 4)}
     write_issues(root, {1: ("tally does not install", "No matching distribution"), **issues})
-    extra = "\n".join(
+    extra = env_settings(
+        index,
+        ["bug", "env"],
         [
-            'env = { PYTEST_DISABLE_PLUGIN_AUTOLOAD = "1" }',
-            "",
-            "[tasks]",
-            'kinds = ["bug", "env"]',
-            "",
-            "[env]",
-            f'index = "{index.url}"',
-            f'advisories = "{index.api_url}"',
-            "",
             *(contestant(style, agent(style)) for style in ("right", "loosen")),
-        ]
+        ],
     )
     config = write_config(root, "tally")
     text = config.read_text().replace('source = "src/tally"', 'source = "tally"')

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from envkit import BACKEND, when
+from envkit import BACKEND, env_settings, when
 from fakes.harness import bubblewrap
 from gitrepo import GitRepo
 from projects import write_config, write_issues
@@ -104,19 +104,12 @@ def build(root: Path, index: PackageIndex, repair: Path) -> Path:
     )
     write_issues(root, {1: ("geom does not install", "No matching distribution for shapes")})
     agent = [sys.executable, str(AGENTS / "envwrite.py"), str(repair)]
-    extra = "\n".join(
+    extra = env_settings(
+        index,
+        ["env"],
         [
-            'env = { PYTEST_DISABLE_PLUGIN_AUTOLOAD = "1" }',
-            "",
-            "[tasks]",
-            'kinds = ["env"]',
-            "",
-            "[env]",
-            f'index = "{index.url}"',
-            f'advisories = "{index.api_url}"',
-            "",
             contestant("hostile", [*agent, "{prompt_file}", "{workdir}"], state_dirs=[str(repair)]),
-        ]
+        ],
     )
     config = write_config(root, "geom")
     text = config.read_text().replace('source = "src/geom"', 'source = "geom"')
