@@ -311,7 +311,13 @@ def main() -> int:
     )
     options = parse_args(parser, has_target=True, seeds=2)
     data = load_cases(options.cases)
-    cases = [case for case in data.cases if case.truth.get("right") == "resolved"]
+    # A right agent writes some of the fix's reproductions: a case whose fix's tests
+    # reproduce nothing on the base (its failing tests error at import) gives it none.
+    cases = [
+        case
+        for case in data.cases
+        if case.truth.get("right") == "resolved" and _reproductions(case)
+    ]
     projects = Counter(case.project for case in cases)
     print(
         f"cases: {len(cases)} ({', '.join(f'{p} {n}' for p, n in sorted(projects.items()))}); "
