@@ -64,9 +64,9 @@ the support that makes a patch a witness in the breakage quorum."""
 CREDIBLE_THRESHOLD = Fraction(2, 3)
 """`credible` approves at this support or more. Once unconfirmed authors are set aside,
 what is left is evidence other authors' patches agree with, so a patch should pass a
-clear majority of it. On the judge benchmark one half let partial fixes through (gate
-precision 0.95) and unanimity lost right picks wherever a right author also wrote a test
-only its own patch passes; two thirds kept both (docs/judge.md)."""
+clear majority of it. On the judge benchmark one half let more partial fixes through
+and unanimity lost right picks wherever a right author also wrote a test only its own
+patch passes; two thirds kept both (docs/judge.md)."""
 
 _REPRODUCES = frozenset({"failed", "error"})
 """Outcomes on the base that make a test a reproduction. `uncollected` is missing on
