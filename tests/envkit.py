@@ -8,9 +8,12 @@ the index for nothing and the tests need no setuptools or hatchling.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+
+import pytest
 
 from bugbout_tui.infra.package_index import PackageIndex
 
@@ -54,6 +57,18 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
             archive.writestr(path, data)
     return wheel
 '''
+
+
+@contextmanager
+def offline_index(factory: pytest.TempPathFactory) -> Iterator[tuple[PackageIndex, Path]]:
+    """A local index serving this interpreter's pytest, with uv kept to it and to a cache
+    of its own; yields the index and a folder to build the test's own wheels in."""
+    wheels = factory.mktemp("wheels")
+    with PackageIndex() as served, pytest.MonkeyPatch.context() as patch:
+        served.publish_runner(wheels)
+        patch.setenv("UV_CACHE_DIR", str(factory.mktemp("uv-cache")))
+        patch.setenv("UV_PYTHON_DOWNLOADS", "never")
+        yield served, wheels
 
 
 def env_settings(index: PackageIndex, kinds: Sequence[str], contestants: Sequence[str]) -> str:

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from envkit import env_settings, when
+from envkit import env_settings, offline_index, when
 from gitrepo import GitRepo
 from projects import write_config, write_issues
 from racekit import AGENTS, contestant
@@ -42,14 +42,10 @@ OPS = "".join(f"def f{n}():\n    return 0\n\n\n" for n in (2, 3, 4)).rstrip() + 
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PackageIndex]:
-    wheels = tmp_path_factory.mktemp("wheels")
-    with PackageIndex() as served, pytest.MonkeyPatch.context() as patch:
+    with offline_index(tmp_path_factory) as (served, wheels):
         for version, year in (("1.0", 2020), ("2.0", 2023)):
             files = {"shapes/__init__.py": 'NAME = "shapes"\n'}
             served.publish(build_wheel(wheels, "shapes", version, files), uploaded=when(year))
-        served.publish_runner(wheels)
-        patch.setenv("UV_CACHE_DIR", str(tmp_path_factory.mktemp("uv-cache")))
-        patch.setenv("UV_PYTHON_DOWNLOADS", "never")
         yield served
 
 

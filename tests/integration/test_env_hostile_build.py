@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from envkit import BACKEND, env_settings, when
+from envkit import BACKEND, env_settings, offline_index, when
 from fakes.harness import bubblewrap
 from gitrepo import GitRepo
 from projects import write_config, write_issues
@@ -72,15 +72,11 @@ BASE = {
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PackageIndex]:
     """`shapes` 1.0 and the squat `reqeusts` 1.0, both of 2020, and pytest."""
-    wheels = tmp_path_factory.mktemp("wheels")
-    with PackageIndex() as served, pytest.MonkeyPatch.context() as patch:
+    with offline_index(tmp_path_factory) as (served, wheels):
         shapes = {"shapes/__init__.py": 'NAME = "shapes"\n'}
         served.publish(build_wheel(wheels, "shapes", "1.0", shapes), uploaded=when(2020))
         squat = {f"{SQUAT}/__init__.py": ""}
         served.publish(build_wheel(wheels, SQUAT, "1.0", squat), uploaded=when(2020))
-        served.publish_runner(wheels)
-        patch.setenv("UV_CACHE_DIR", str(tmp_path_factory.mktemp("uv-cache")))
-        patch.setenv("UV_PYTHON_DOWNLOADS", "never")
         yield served
 
 
