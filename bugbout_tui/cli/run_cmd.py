@@ -47,6 +47,13 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         help="run again attempts that stopped on a usage limit, crashed or timed out, "
         "and ground truths that are not scored",
     )
+    parser.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="make the test runs on the workers of this Dask scheduler, e.g. "
+        "tcp://10.0.0.5:8786 (overrides BUGBOUT_CLUSTER and [run] cluster; \"\" for "
+        "this machine alone)",
+    )
 
 
 def run_with_board(
@@ -54,7 +61,7 @@ def run_with_board(
 ) -> Report | None:
     """The bout of `project` as `args` ask, drawn live on standard error; `sandbox`
     replaces the config's choice (the demo's fallback)."""
-    bout = Bout(project, retry_failed=args.retry_failed, sandbox=sandbox)
+    bout = Bout(project, retry_failed=args.retry_failed, sandbox=sandbox, cluster=args.cluster)
     display = LiveDisplay(stderr)
     bout.subscribe(display.on_event)
     with display:

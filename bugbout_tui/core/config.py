@@ -128,6 +128,8 @@ _BUDGET_INVALID = (
 )
 _PRICE_INVALID = "must be a number of dollars per million tokens, at least 0"
 _DURATION = re.compile(r"(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?")
+_SCHEDULER = re.compile(r"(?:[a-z][a-z0-9+]*://)?[^\s:/]+(?::\d+)?/?")
+_SCHEDULER_EXAMPLE = 'must be a scheduler\'s address such as "tcp://10.0.0.5:8786"'
 _DURATION_EXAMPLE = 'must be a duration such as "6h", "90m", "1h30m" or "45s"'
 
 
@@ -442,6 +444,18 @@ class RunConfig(_Section):
     wait_for_quota: timedelta | None = None
     """How long a lane parked on a usage limit may wait for its window to reopen and
     then resume within the run; None: it parks until a later run."""
+    cluster: str | None = None
+    """The address of a Dask scheduler whose workers make the bout's test runs
+    (`--cluster` and `BUGBOUT_CLUSTER` override it); None: this machine alone."""
+
+    @field_validator("cluster")
+    @classmethod
+    def _check_cluster(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if not _SCHEDULER.fullmatch(value.strip()):
+            raise config_error(_SCHEDULER_EXAMPLE)
+        return value.strip()
 
     @field_validator("wait_for_quota", mode="before")
     @classmethod

@@ -167,6 +167,8 @@ class TestRunFinished(BaseEvent):
     uncollected: int = 0
     """Test modules (or directories) that could not even be collected: not counted as
     failed tests, since which tests they hold is unknown."""
+    worker: str | None = None
+    """The cluster's worker that made the run; None on this machine."""
 
 
 class EnvRunStarted(BaseEvent):
@@ -187,6 +189,18 @@ class EnvRunFinished(BaseEvent):
     seconds: float
     detail: str | None = None
     """Why it did not resolve, in a line."""
+
+
+class ClusterChanged(BaseEvent):
+    """The cluster a bout runs on, as it now stands: said when it connects and whenever
+    a worker joins, leaves or takes up or ends this bout's work."""
+
+    type: Literal["cluster"] = "cluster"
+    address: str
+    workers: int
+    busy: int
+    lost: int
+    """Workers that left the cluster during the bout."""
 
 
 class ErrorRaised(BaseEvent):
@@ -213,6 +227,7 @@ Event = Annotated[
     | TestRunFinished
     | EnvRunStarted
     | EnvRunFinished
+    | ClusterChanged
     | ErrorRaised,
     Field(discriminator="type"),
 ]

@@ -29,6 +29,7 @@ from bugbout_tui.core.events import (
 from bugbout_tui.core.models import Attempt, Matrix, OracleSet, ResolutionSet, Task, TaskSet
 from bugbout_tui.core.trials import agent_of
 from bugbout_tui.engine.bus import EventBus
+from bugbout_tui.engine.cluster import Cluster, cluster_address
 from bugbout_tui.engine.context import StageContext
 from bugbout_tui.engine.decided import DecisionWatch
 from bugbout_tui.engine.env_controls import EnvControls
@@ -70,10 +71,12 @@ class Bout:
         retry_failed: bool = False,
         sandbox: Sandbox | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        cluster: str | None = None,
     ) -> None:
         """`contestants` (adapter objects) replace the config's; examiners likewise;
         `sandbox` replaces the one `[run] sandbox` picks (the demo's fallback); `clock`
-        is what the race's lanes wait out usage windows by."""
+        is what the race's lanes wait out usage windows by; `cluster` (a scheduler's
+        address, "" for none) replaces `BUGBOUT_CLUSTER` and `[run] cluster`."""
         self.project = project
         self.clock = clock
         self.bus = EventBus()
@@ -99,6 +102,8 @@ class Bout:
         self._context: StageContext | None = None
         self._sources: EnvSources | None = None
         self._running_race: Race | None = None
+        self.cluster_address = cluster_address(cluster, project.config.run.cluster)
+        self._cluster: Cluster | None = None
 
     @classmethod
     def load(cls, path: str | Path = ".") -> Bout:
@@ -144,6 +149,7 @@ class Bout:
                         raise
                     raise error from None
             except asyncio.CancelledError:
+                await self._close_cluster(stopping=True)
                 self.bus.emit(BoutFinished(outcome="stopped", message="stopped by the user"))
                 raise
             except BugboutError as exc:
@@ -154,6 +160,7 @@ class Bout:
             else:
                 self.bus.emit(BoutFinished(outcome="done"))
             finally:
+                await self._close_cluster(stopping=False)
                 if self._sources is not None:
                     self._sources.close()
                 self.bus.close()
@@ -396,8 +403,8 @@ class Bout:
 
     async def context(self) -> StageContext:
         """What the stages that work on the repository share, made on first need (the
-        repository opened, the environments service made, the sandbox chosen, in that
-        order)."""
+        repository opened, the environments service made, the sandbox chosen, the
+        cluster connected, in that order)."""
         if self._context is None:
             self._context = StageContext(
                 self.project,
@@ -407,8 +414,23 @@ class Bout:
                 self.bus,
                 retry_failed=self.retry_failed,
                 sources=self.sources(),
+                cluster=await self._connect(),
             )
         return self._context
+
+    async def _connect(self) -> Cluster | None:
+        if self.cluster_address is None:
+            return None
+        cluster = Cluster(self.cluster_address, self.repo(), self.bus)
+        await cluster.open()
+        self._cluster = cluster
+        return cluster
+
+    async def _close_cluster(self, *, stopping: bool) -> None:
+        """Let go of the cluster; `stopping` ends what its workers run for this bout."""
+        cluster, self._cluster = self._cluster, None
+        if cluster is not None:
+            await asyncio.shield(cluster.close(stopping=stopping))
 
     def _mine_summary(self) -> str:
         if self.taskset is None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout_tui.engine.bus import EventBus
+from bugbout_tui.engine.cluster import Cluster
 from bugbout_tui.engine.env_sources import EnvSources
 from bugbout_tui.engine.environments import Environments
 from bugbout_tui.engine.project import Project
@@ -30,6 +31,7 @@ class StageContext:
     bus: EventBus
     retry_failed: bool = False
     sources: EnvSources | None = None
+    cluster: Cluster | None = None
 
 
 class StageRunner:
@@ -43,3 +45,4 @@ class StageRunner:
         self.bus = context.bus
         self.retry_failed = context.retry_failed
         self.sources = context.sources or EnvSources(context.project, context.repo)
+        self.cluster = context.cluster

@@ -287,6 +287,7 @@ class CrossExamination(PytestRunner):
                     folder / "runs",
                     environment=environment,
                     pythonpath=[source / path for path in setup.pythonpath],
+                    origin=setup.task.base_commit,
                 )
                 suspect = next((r for r in found.values() if transient_failure(r)), None)
                 if suspect is not None and await self.machine_failed(

@@ -201,6 +201,7 @@ class GroundTruth(PytestRunner):
                     workspace / "base-run",
                     environment=environment,
                     log_path=logs / names[0],
+                    origin=task.base_commit,
                 ),
                 self.run_tests(
                     task.id,
@@ -210,6 +211,7 @@ class GroundTruth(PytestRunner):
                     workspace / "fix-run-1",
                     environment=environment,
                     log_path=logs / names[1],
+                    origin=task.fix_commit,
                 ),
             )
             fixes = [first]
@@ -223,6 +225,7 @@ class GroundTruth(PytestRunner):
                         workspace / f"fix-run-{n}",
                         environment=environment,
                         log_path=logs / names[n],
+                        origin=task.fix_commit,
                     )
                 )
         except Exception as exc:  # a task that cannot be prepared must not sink the others

@@ -254,7 +254,13 @@ class Scoring(PytestRunner):
             if not modules:
                 return untestable(task.id, name, RUN_FAILED, "the fix's test modules are missing")
             run = await self.run_tests(
-                task.id, name, tree, modules, workspace / "run", environment=environment
+                task.id,
+                name,
+                tree,
+                modules,
+                workspace / "run",
+                environment=environment,
+                origin=task.base_commit,
             )
             if await self.machine_failed(run, workspace, environment):
                 assert run.error is not None

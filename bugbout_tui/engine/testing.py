@@ -18,7 +18,9 @@ from typing import TypeVar
 from bugbout_tui.core.events import Stage, StageProgress, TestRunFinished, TestRunStarted
 from bugbout_tui.core.models import Conditions, Ledger, Task
 from bugbout_tui.core.paths import bugbout_home
+from bugbout_tui.engine.cluster_runs import brought_back, make_unit
 from bugbout_tui.engine.context import StageContext, StageRunner
+from bugbout_tui.infra.cluster_units import unpack_log
 from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.git import repository_paths
 from bugbout_tui.infra.pytest_each import SeparateRun, run_each
@@ -147,6 +149,8 @@ class PytestRunner(StageRunner):
     def __init__(self, context: StageContext, *, parallel: int | None = None) -> None:
         super().__init__(context)
         self.parallel = parallel or os.cpu_count() or 1
+        if self.cluster is not None:
+            self.parallel = max(self.parallel, self.cluster.threads)
         self.scratch = bugbout_home() / "work" / repo_key(self.repo) / self.stage_dir
         self.hidden = (*repository_paths(self.repo), self.project.dir)
         """What a test interpreter's paths must not bring into view (see `PytestCommand`)."""
@@ -247,18 +251,34 @@ class PytestRunner(StageRunner):
         environment: Environment,
         pythonpath: Sequence[Path] | None = None,
         log_path: Path | None = None,
+        origin: str | None = None,
     ) -> TestRun:
         """One pytest process over `paths` in `tree`, announced as `label` of `task`;
-        its whole output goes to `log_path` when given."""
+        its whole output goes to `log_path` when given.
+
+        On a cluster, a tree copied from commit `origin`'s pristine tree is run by a
+        worker; any other tree is run here."""
         workdir.mkdir(parents=True, exist_ok=True)
         self.bus.emit(TestRunStarted(task=task, label=label))
-        run = await run_pytest(
-            self.command(environment, tree, paths, pythonpath),
-            self.sandbox,
-            workdir=workdir,
-            log_path=log_path,
-        )
-        self._announce(task, label, [run])
+        command = self.command(environment, tree, paths, pythonpath)
+        worker = None
+        if self.cluster is not None and origin is not None:
+            unit = await make_unit(
+                self.cluster,
+                command,
+                environment,
+                origin=origin,
+                sandbox=self.sandbox.name,
+                keep_log=log_path is not None,
+            )
+            result = await self.cluster.run(unit)
+            if log_path is not None:
+                await asyncio.to_thread(_write_log, log_path, unpack_log(result.log))
+            run = brought_back(result, tree)[""]
+            worker = result.worker
+        else:
+            run = await run_pytest(command, self.sandbox, workdir=workdir, log_path=log_path)
+        self._announce(task, label, [run], worker)
         return run
 
     async def run_each(
@@ -271,13 +291,28 @@ class PytestRunner(StageRunner):
         *,
         environment: Environment,
         pythonpath: Sequence[Path],
+        origin: str | None = None,
     ) -> dict[str, TestRun]:
-        """`runs` on `tree`, each apart from the others, announced together as `label`."""
+        """`runs` on `tree`, each apart from the others, announced together as `label`;
+        on a cluster, by a worker when `tree` was copied from commit `origin`."""
         self.bus.emit(TestRunStarted(task=task, label=label))
-        found = await run_each(
-            self.command(environment, tree, (), pythonpath), runs, self.sandbox, workdir=workdir
-        )
-        self._announce(task, label, list(found.values()))
+        command = self.command(environment, tree, (), pythonpath)
+        worker = None
+        if self.cluster is not None and origin is not None:
+            unit = await make_unit(
+                self.cluster,
+                command,
+                environment,
+                origin=origin,
+                sandbox=self.sandbox.name,
+                each=runs,
+            )
+            result = await self.cluster.run(unit)
+            found = brought_back(result, tree)
+            worker = result.worker
+        else:
+            found = await run_each(command, runs, self.sandbox, workdir=workdir)
+        self._announce(task, label, list(found.values()), worker)
         return found
 
     async def machine_failed(self, run: TestRun, workdir: Path, environment: Environment) -> bool:
@@ -296,16 +331,22 @@ class PytestRunner(StageRunner):
         try:
             tree.mkdir(parents=True, exist_ok=True)
             (tree / "test_control.py").write_text("def test_control():\n    pass\n")
-            control = await run_pytest(
-                self.command(environment, tree, ["test_control.py"], [tree]),
-                self.sandbox,
-                workdir=workdir / "control-run",
-            )
+            command = self.command(environment, tree, ["test_control.py"], [tree])
+            if self.cluster is not None and run.worker is not None:
+                # The machine in question is the worker that made the run.
+                unit = await make_unit(
+                    self.cluster, command, environment, origin=None, sandbox=self.sandbox.name
+                )
+                control = brought_back(await self.cluster.run(unit, on=run.worker), tree)[""]
+            else:
+                control = await run_pytest(command, self.sandbox, workdir=workdir / "control-run")
         except OSError:
             return True
         return control.error is not None or control.collected != 1
 
-    def _announce(self, task: str, label: str, runs: Sequence[TestRun]) -> None:
+    def _announce(
+        self, task: str, label: str, runs: Sequence[TestRun], worker: str | None = None
+    ) -> None:
         outcomes = [
             result.outcome for run in runs for node, result in run.outcomes.items() if "::" in node
         ]
@@ -325,5 +366,11 @@ class PytestRunner(StageRunner):
                 uncollected=uncollected,
                 seconds=sum(run.duration for run in runs),
                 error=errors[0] if errors and len(errors) == len(runs) else None,
+                worker=worker,
             )
         )
+
+
+def _write_log(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)

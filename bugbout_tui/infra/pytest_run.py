@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.paths import known_homes
@@ -115,6 +115,9 @@ class TestRun(BaseModel):
     misconfigured, wrote no usable report, or its exit status contradicts the report.
     Ends with the tail of pytest's output."""
     timed_out: bool = False
+    worker: str | None = Field(default=None, exclude=True)
+    """The address of the cluster's worker that made the run; None on this machine.
+    Never stored: where a run was made is not part of its answer."""
 
 
 def confinement_for_tests(
