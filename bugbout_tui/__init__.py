@@ -23,9 +23,9 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from bugbout_tui.agents.base import CodingAgent, Invocation, RunReport, Session, Usage
+    from bugbout_tui.engine.agent_run import Entrant
     from bugbout_tui.engine.bout import Bout
     from bugbout_tui.engine.project import Project
-    from bugbout_tui.engine.race import Entrant
     from bugbout_tui.infra.sandbox import Confinement
     from bugbout_tui.report import Report, render_markdown, render_terminal
 

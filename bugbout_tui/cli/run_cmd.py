@@ -51,7 +51,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         "--cluster",
         metavar="ADDRESS",
         help="make the test runs on the workers of this Dask scheduler, e.g. "
-        "tcp://10.0.0.5:8786 (overrides BUGBOUT_CLUSTER and [run] cluster; \"\" for "
+        'tcp://10.0.0.5:8786 (overrides BUGBOUT_CLUSTER and [run] cluster; "" for '
         "this machine alone)",
     )
 

@@ -37,13 +37,13 @@ from bugbout_tui.core.models import (
     TaskSet,
 )
 from bugbout_tui.core.text import inert, inert_line
+from bugbout_tui.engine.agent_run import test_command
 from bugbout_tui.engine.env_runs import base_paths
 from bugbout_tui.engine.env_sources import EnvSources, is_env
 from bugbout_tui.engine.environments import Environments
 from bugbout_tui.engine.ground_truth import log_names
 from bugbout_tui.engine.mine import mine_tasks
 from bugbout_tui.engine.project import Project
-from bugbout_tui.engine.race import test_command
 from bugbout_tui.engine.testing import tests_dir_at
 from bugbout_tui.infra.git import open_repository
 from bugbout_tui.infra.trees import pristine_tree

@@ -28,6 +28,7 @@ from bugbout_tui.core.events import (
 )
 from bugbout_tui.core.models import Attempt, Matrix, OracleSet, ResolutionSet, Task, TaskSet
 from bugbout_tui.core.trials import agent_of
+from bugbout_tui.engine.agent_run import Entrant
 from bugbout_tui.engine.bus import EventBus
 from bugbout_tui.engine.cluster import Cluster, cluster_address
 from bugbout_tui.engine.context import StageContext
@@ -41,7 +42,7 @@ from bugbout_tui.engine.ground_truth import GroundTruth
 from bugbout_tui.engine.judge import judge_matrices
 from bugbout_tui.engine.mine import mine_tasks
 from bugbout_tui.engine.project import Project
-from bugbout_tui.engine.race import Entrant, Race, pending_attempts
+from bugbout_tui.engine.race import Race, pending_attempts
 from bugbout_tui.engine.repairs import RepairScoring
 from bugbout_tui.engine.report import load_report, write_report
 from bugbout_tui.engine.scheduler import SYSTEM_CLOCK, Clock

@@ -21,7 +21,7 @@ from bugbout_tui.rules.cost import Costing, Tally, ran, tally, tokens_of
 from bugbout_tui.rules.judge import author_identity
 
 if TYPE_CHECKING:  # the race asks this module what an attempt is expected to spend
-    from bugbout_tui.engine.race import Entrant
+    from bugbout_tui.engine.agent_run import Entrant
 
 
 @dataclass(frozen=True)

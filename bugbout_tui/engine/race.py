@@ -8,30 +8,19 @@ What the agent says it did is kept as its summary; what counts is the disk.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import dataclasses
-import os
 import shlex
 import shutil
-import stat
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 from urllib.parse import quote, unquote
 
 from bugbout_tui.agents.base import (
-    STDERR_LOG,
-    STDOUT_LOG,
-    CodingAgent,
-    Invocation,
     RunReport,
-    Session,
 )
 from bugbout_tui.agents.quota import limit_resets
-from bugbout_tui.core.config import ProjectConfig
 from bugbout_tui.core.env_models import EnvSpec, RepairSet
 from bugbout_tui.core.errors import BugboutError, ToolMissingError, UsageError
 from bugbout_tui.core.events import (
@@ -49,6 +38,7 @@ from bugbout_tui.core.patch import Patch
 from bugbout_tui.core.paths import bugbout_home, known_homes
 from bugbout_tui.core.store import Store
 from bugbout_tui.core.trials import agent_of, trial_number
+from bugbout_tui.engine.agent_run import AgentRun, Entrant, Launch
 from bugbout_tui.engine.budget import BudgetKeeper, Spender
 from bugbout_tui.engine.context import StageContext, StageRunner
 from bugbout_tui.engine.decided import DecisionWatch
@@ -62,19 +52,14 @@ from bugbout_tui.engine.scheduler import (
     QuotaParkedError,
     run_in_lanes,
 )
-from bugbout_tui.engine.testing import import_paths, tests_dir_at
 from bugbout_tui.engine.windows import WindowBook
-from bugbout_tui.infra.env import Environment
 from bugbout_tui.infra.git import repository_paths
-from bugbout_tui.infra.proc import ProcessResult, command_line_problem, run_process
-from bugbout_tui.infra.programs import interpreter_paths
-from bugbout_tui.infra.sandbox import Confinement, View
+from bugbout_tui.infra.proc import ProcessResult, command_line_problem
 from bugbout_tui.infra.trees import repo_key
-from bugbout_tui.infra.workcopy import WorkingCopy, harvest, prepare_working_copy
 from bugbout_tui.rules.cost import costing_for
 from bugbout_tui.rules.env_repairs import failing_log, failure_tail
 from bugbout_tui.rules.judge import author_identity
-from bugbout_tui.rules.prompts import Role, render_env_prompt, render_prompt
+from bugbout_tui.rules.prompts import render_env_prompt
 
 SUMMARY_LIMIT = 4000
 RETRYABLE = frozenset({"quota", "crashed", "timeout"})
@@ -84,24 +69,6 @@ CANCELLED = "cancelled by the user"
 """The detail of an attempt stopped on its own: recorded as crashed, so a retry runs it."""
 NOT_STARTED = "could not start"
 """How the detail of an attempt whose agent never ran begins; it is recorded skipped."""
-
-
-@dataclass(frozen=True)
-class Entrant:
-    """An agent in the race, as a contestant (fixes) or an examiner (writes tests).
-
-    `view` is what its confined parts may read (see `Confinement.view`); None takes the
-    bout's `[run] agent-view`.
-    """
-
-    agent: CodingAgent
-    role: Literal["contestant", "examiner"] = "contestant"
-    assignment: Literal["reproduce", "specify"] = "reproduce"
-    view: View | None = None
-
-    @property
-    def prompt_role(self) -> Role:
-        return "contestant" if self.role == "contestant" else self.assignment
 
 
 def check_programs(entrants: Sequence[Entrant]) -> None:
@@ -174,25 +141,6 @@ def needs_attempt(
     return retry_failed and stored.status in RETRYABLE
 
 
-def test_command(
-    environment: Environment, project: ProjectConfig, tests_dir: str | None = None
-) -> str:
-    """The command an agent can run in its checkout to run the project's tests, with the
-    same environment variables and pytest arguments bugbout's own runs use.
-
-    As in bugbout's own runs, a module that cannot be collected (a file the export of a
-    commit lacks, such as a submodule's) costs only its own tests, not the whole run.
-    `tests_dir` is where the checkout's tests live when that is not `project.tests` (a
-    project that has moved its tests since the task's commit)."""
-    paths = [str(p) or "." for p in import_paths(Path(), project.source)]
-    words = [f"{name}={shlex.quote(value)}" for name, value in sorted(project.env.items())]
-    words += [f"PYTHONPATH={':'.join(paths)}", shlex.quote(str(environment.python))]
-    words += ["-m", "pytest", "-p", "no:cacheprovider", "--continue-on-collection-errors"]
-    words += map(shlex.quote, project.pytest_args)
-    words.append(shlex.quote(tests_dir or project.tests))
-    return " ".join(words)
-
-
 def hidden_files(task: Task, *, hide_touched_tests: bool) -> list[str]:
     """What of the base is kept out of an agent's checkout.
 
@@ -203,21 +151,6 @@ def hidden_files(task: Task, *, hide_touched_tests: bool) -> list[str]:
     command that may not collect and tests that lose their helpers.
     """
     return [*task.test_files, *task.test_data_files] if hide_touched_tests else []
-
-
-def _keep_plain_files(root: Path) -> None:
-    """Delete whatever in `root` is neither a regular file nor a directory.
-
-    The agent could write its log directory; bugbout reads it afterwards, unconfined. A
-    link left there would point bugbout at any file of the user (which would then be
-    stored as the attempt's summary), and a FIFO would block the run forever.
-    """
-    for parent, directories, files in os.walk(root):  # links to directories: not entered
-        for name in [*directories, *files]:
-            path = os.path.join(parent, name)
-            with contextlib.suppress(FileNotFoundError):
-                if not stat.S_ISREG(mode := os.lstat(path).st_mode) and not stat.S_ISDIR(mode):
-                    os.unlink(path)
 
 
 @dataclass
@@ -243,16 +176,6 @@ class _InProgress:
     @property
     def logdir(self) -> Path:
         return self.workspace / "logs"
-
-
-@dataclass(frozen=True)
-class _Launch:
-    """What an attempt's agent is started with."""
-
-    copy: WorkingCopy
-    prompt: str
-    session: Session
-    invocation: Invocation
 
 
 class Race(StageRunner):
@@ -295,7 +218,8 @@ class Race(StageRunner):
         other attempts, the demo's store), the store, the project and the repository
         with its history. An attempt's own directories are writable inside a home, so
         they stay visible."""
-        self._project_paths = project_paths
+        self.agents = AgentRun(self.project.config, self.sandbox, self.hidden, tuple(project_paths))
+        """Where this race's agents run when they run here."""
         self._stops: dict[str, asyncio.Event] = {}
         """One per attempt of this run not yet recorded; set, it stops that attempt."""
         self._budget = self._budget_keeper()
@@ -458,7 +382,7 @@ class Race(StageRunner):
             launch = await self._prepare(run, task.statement or "")
         except BugboutError as exc:
             return self._not_started(run, exc.message)
-        argv = self._argv(run, launch)
+        argv = self.agents.argv(entrant, launch)
         too_long = _command_line_problem(argv, launch)
         if too_long is not None:
             return self._not_started(run, too_long)
@@ -466,7 +390,6 @@ class Race(StageRunner):
             result = await self._run_agent(run, launch, argv)
         except OSError as exc:
             return self._not_started(run, f"{argv[0]}: {exc.strerror or exc}")
-        await asyncio.to_thread(_keep_plain_files, run.logdir)
         if result.cancelled:
             _clear_copy(run.workspace)
             return self._record(run, "crashed", CANCELLED)
@@ -594,64 +517,23 @@ class Race(StageRunner):
             directory.mkdir(parents=True)
         return _InProgress(task, entrant, attempt_id, folder)
 
-    async def _prepare(self, run: _InProgress, statement: str) -> _Launch:
+    async def _prepare(self, run: _InProgress, statement: str) -> Launch:
         """The agent's working copy, its prompt (kept in its logs) and its invocation.
 
         Raises:
             BugboutError: the copy cannot be made, or the adapter cannot start the agent.
         """
-        copy = await asyncio.to_thread(
-            prepare_working_copy,
-            self.sources.repo_for(run.task),
-            run.task.base_commit,
-            run.workspace / "workdir",
-            hidden=self._hidden(run.task),
-            scratch=run.workspace / "git",
-        )
-        if is_env(run.task):
-            python = await self.environments.interpreter(_env_spec(run.task).python)
-            prompt, command = await self._env_brief(run.task, python)
+        task = run.task
+        repo = self.sources.repo_for(task)
+        copy = await self.agents.checkout(repo, task, run.workspace, self._hidden(task))
+        if is_env(task):
+            python = await self.environments.interpreter(_env_spec(task).python)
+            prompt, command = await self._env_brief(task, python)
         else:
-            environment = await self.environments.for_task(run.task)
+            environment = await self.environments.for_task(task)
             python = environment.python
-            prompt, command = self._bug_brief(run, copy, environment, statement)
-        # The interpreter's paths, shown again where they lie in a hidden path (a test
-        # environment in a bugbout home, a `.venv` inside the project): the prompt tells
-        # the agent to run the tests with it.
-        readable = await asyncio.to_thread(interpreter_paths, python, hidden=self._project_paths)
-        (run.logdir / "prompt.md").write_text(prompt, encoding="utf-8")
-        agent = run.entrant.agent
-        session = Session(
-            prompt=prompt,
-            workdir=copy.path,
-            logdir=run.logdir,
-            home=run.workspace / "home",
-            sandbox=self.sandbox,
-            model=agent.model,
-            options=agent.settings,
-            test_command=command,
-            base_env=dict(os.environ),
-            hidden=self.hidden,
-            readable=readable,
-            view=self._view(run.entrant),
-        )
-        return _Launch(copy, prompt, session, agent.invocation(session))
-
-    def _bug_brief(
-        self, run: _InProgress, copy: WorkingCopy, environment: Environment, statement: str
-    ) -> tuple[str, str]:
-        """A bug's prompt, and the command that runs the project's tests in the task's
-        test environment."""
-        cfg = self.project.config.project
-        tests_dir = tests_dir_at(copy.path, cfg.tests, run.task.test_files) or cfg.tests
-        command = test_command(environment, cfg, tests_dir)
-        prompt = render_prompt(
-            run.entrant.prompt_role,
-            statement=statement,
-            test_command=command,
-            tests_dir=tests_dir,
-        )
-        return prompt, command
+            prompt, command = self.agents.bug_brief(run.entrant, task, copy, environment, statement)
+        return await self.agents.launch(run.entrant, copy, run.workspace, prompt, command, python)
 
     async def _env_brief(self, task: Task, python: Path) -> tuple[str, str]:
         """An environment task's prompt, and its command with `python` (the interpreter
@@ -685,17 +567,7 @@ class Race(StageRunner):
             return "(its output could not be read)"
         return failure_tail(text, paths=base_paths(self.repo, task))
 
-    def _argv(self, run: _InProgress, launch: _Launch) -> list[str]:
-        """The agent's command line, inside its confinement when it has one."""
-        invocation = launch.invocation
-        confinement = self._confinement(
-            run.entrant, launch.session, invocation.confinement, invocation.env
-        )
-        if confinement is None:
-            return invocation.argv
-        return self.sandbox.wrap(invocation.argv, confinement, cwd=launch.copy.path)
-
-    async def _run_agent(self, run: _InProgress, launch: _Launch, argv: list[str]) -> ProcessResult:
+    async def _run_agent(self, run: _InProgress, launch: Launch, argv: list[str]) -> ProcessResult:
         """The agent's process to its end, every line it prints on the bus.
 
         Raises:
@@ -705,48 +577,37 @@ class Race(StageRunner):
         def on_line(stream: str, line: str) -> None:
             self.bus.output(run.id, "stderr" if stream == "stderr" else "stdout", line)
 
-        invocation = launch.invocation
         self.bus.emit(AttemptStarted(attempt=run.id, logdir=str(run.logdir)))
         try:
-            return await run_process(
-                argv,
-                cwd=launch.copy.path,
-                env=invocation.env,
-                timeout=self.project.config.run.timeout,
-                stdout_path=run.logdir / STDOUT_LOG,
-                stderr_path=run.logdir / STDERR_LOG,
-                stdin=invocation.stdin.encode() if invocation.stdin is not None else None,
-                on_line=on_line,
-                stop=self._stops[run.id],
-            )
+            return await self.agents.run(launch, argv, on_line=on_line, stop=self._stops[run.id])
         finally:
             self.bus.flush_output(run.id)
 
-    async def _settle(self, run: _InProgress, launch: _Launch, result: ProcessResult) -> Attempt:
+    async def _settle(self, run: _InProgress, launch: Launch, result: ProcessResult) -> Attempt:
         """Record what an agent that ran to its end left: its patch, what it reports of
         itself, and the status they make."""
-        cfg = self.project.config
         try:
-            patch = await asyncio.to_thread(
-                harvest,
-                launch.copy,
-                source_dir=cfg.project.source,
-                tests_dir=cfg.project.tests,
-                max_files=cfg.run.max_patch_files,
-                max_bytes=cfg.run.max_patch_bytes,
-            )
-            report = run.entrant.agent.parse(run.logdir, result.returncode)
+            patch, report = await self.agents.collect(run.entrant, launch, result)
         except (BugboutError, OSError) as exc:  # one attempt's mess must not sink the race
             problem = exc.message if isinstance(exc, BugboutError) else str(exc)
             self.bus.emit(ErrorRaised(message=problem, task=run.task.id))
             unread = f"could not read what it left: {problem}"
             return self._record(run, "crashed", unread, exit_code=result.returncode)
+        attempt = self._ended(run, result, patch, report)
+        _clear_copy(run.workspace)
+        return attempt
+
+    def _ended(
+        self, run: _InProgress, result: ProcessResult, patch: Patch, report: RunReport
+    ) -> Attempt:
+        """Record an attempt whose agent ran to its end, by what it left."""
+        cfg = self.project.config
         status, detail = _ending(result, patch, report, timeout=cfg.run.timeout)
         resets_at = None
         if status == "quota" and detail is not None:
             resets_at = limit_resets(detail, self.clock.now())
         usage = report.usage
-        attempt = self._record(
+        return self._record(
             run,
             status,
             detail,
@@ -759,8 +620,6 @@ class Race(StageRunner):
             cost=usage.cost_usd,
             patch=patch,
         )
-        _clear_copy(run.workspace)
-        return attempt
 
     def _hidden(self, task: Task) -> list[str]:
         return hidden_files(task, hide_touched_tests=self.project.config.run.hide_touched_tests)
@@ -770,38 +629,6 @@ class Race(StageRunner):
         again: nothing can be said about an agent that was not started."""
         self.bus.emit(ErrorRaised(message=f"{run.id} could not start: {problem}", task=run.task.id))
         return self._record(run, "skipped", f"{NOT_STARTED}: {problem}")
-
-    def _confinement(
-        self,
-        entrant: Entrant,
-        session: Session,
-        asked: Confinement | None,
-        env: Mapping[str, str],
-    ) -> Confinement | None:
-        """The adapter's confinement with the answer hidden, in the entrant's view; an
-        outer one for agents that confine their own commands, so their process cannot
-        read the answer either."""
-        if asked is not None:
-            return dataclasses.replace(
-                asked,
-                hidden=(*asked.hidden, *self.hidden),
-                readable=(*asked.readable, *session.readable),
-                view=session.view,
-            )
-        if not entrant.agent.wants_sandbox:
-            return None
-        return Confinement(
-            writable=(session.workdir, session.logdir, session.home),
-            network=True,
-            env=env,
-            readable=session.readable,
-            hidden=self.hidden,
-            nested=True,
-            view=session.view,
-        )
-
-    def _view(self, entrant: Entrant) -> View:
-        return entrant.view or self.project.config.run.agent_view
 
     def _record(
         self,
@@ -855,7 +682,7 @@ class Race(StageRunner):
         return attempt
 
 
-def _command_line_problem(argv: Sequence[str], launch: _Launch) -> str | None:
+def _command_line_problem(argv: Sequence[str], launch: Launch) -> str | None:
     """Why `argv` cannot be started (too long for the system), and where the prompt is
     to go instead when it is the prompt that makes it so; None when it can."""
     problem = command_line_problem(argv, launch.invocation.env)
