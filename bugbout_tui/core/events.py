@@ -83,6 +83,8 @@ class AttemptStarted(BaseEvent):
     type: Literal["attempt-started"] = "attempt-started"
     attempt: str
     logdir: str
+    worker: str | None = None
+    """The cluster's worker its agent runs on; None on this machine."""
 
 
 class AttemptOutput(BaseEvent):

@@ -402,6 +402,8 @@ class Attempt(Record):
     resets_at: datetime | None = None
     """For a `quota` attempt, when its agent said the usage limit resets (read from
     `detail`); None when it did not say, and for every other status."""
+    worker: str | None = None
+    """The cluster's worker its agent ran on; None on the coordinator's machine."""
 
     @property
     def id(self) -> str:
