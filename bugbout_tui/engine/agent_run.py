@@ -33,7 +33,7 @@ from bugbout_tui.core.models import Task
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.engine.testing import import_paths, tests_dir_at
 from bugbout_tui.infra.env import Environment
-from bugbout_tui.infra.proc import LineCallback, ProcessResult, run_process
+from bugbout_tui.infra.proc import LineCallback, ProcessResult, command_line_problem, run_process
 from bugbout_tui.infra.programs import interpreter_paths
 from bugbout_tui.infra.sandbox import Confinement, Sandbox, View
 from bugbout_tui.infra.workcopy import WorkingCopy, harvest, prepare_working_copy
@@ -96,14 +96,15 @@ class AgentRun:
         sandbox: This machine's sandbox.
         hidden: What no agent may read here (every bugbout home, the store, the project,
             the repository with its history).
-        shown: Of those, the paths whose interpreter an agent is told to run its tests
-            with may lie in (re-shown for the interpreter alone).
+        guarded: Of those, what an interpreter's paths must not open again besides the
+            bugbout homes (the store, the project, the repository); its own environment
+            inside one is still shown (see `interpreter_paths`).
     """
 
     config: Config
     sandbox: Sandbox
     hidden: tuple[Path, ...]
-    shown: tuple[Path, ...]
+    guarded: tuple[Path, ...]
 
     async def checkout(
         self, repo: Path, task: Task, workspace: Path, hidden: list[str]
@@ -153,7 +154,7 @@ class AgentRun:
         # The interpreter's paths, shown again where they lie in a hidden path (a test
         # environment in a bugbout home, a `.venv` inside the project): the prompt tells
         # the agent to run the tests with it.
-        readable = await asyncio.to_thread(interpreter_paths, python, hidden=self.shown)
+        readable = await asyncio.to_thread(interpreter_paths, python, hidden=self.guarded)
         logdir = workspace / "logs"
         (logdir / "prompt.md").write_text(prompt, encoding="utf-8")
         agent = entrant.agent
@@ -277,3 +278,16 @@ def keep_plain_files(root: Path) -> None:
             with contextlib.suppress(FileNotFoundError):
                 if not stat.S_ISREG(mode := os.lstat(path).st_mode) and not stat.S_ISDIR(mode):
                     os.unlink(path)
+
+
+def launch_problem(argv: Sequence[str], launch: Launch) -> str | None:
+    """Why `argv` cannot be started (too long for the system), and where the prompt is
+    to go instead when it is the prompt that makes it so; None when it can."""
+    problem = command_line_problem(argv, launch.invocation.env)
+    if problem is None or not any(launch.prompt in word for word in launch.invocation.argv):
+        return problem
+    return (
+        f"the prompt ({len(launch.prompt.encode()) // 1024} KiB) is on its command "
+        f"line, and {problem}; give it to the agent as a file ({{prompt_file}}) "
+        "or on standard input"
+    )

@@ -24,7 +24,7 @@ import hashlib
 import os
 import subprocess
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,6 +120,7 @@ class Cluster:
         self._lost: set[str] = set()
         self._watcher: asyncio.Task[None] | None = None
         self._last: ClusterChanged | None = None
+        self._current: list[WorkerInfo] = []
         self._recipes: dict[str, EnvRecipe] = {}
         self._recipes_lock = asyncio.Lock()
         self.threads = 1
@@ -155,6 +156,7 @@ class Cluster:
                 hint="Start one with `dask worker " + self.address + "` on each machine.",
             )
         self._seen = {w.address for w in workers}
+        self._current = workers
         self.threads = sum(worker.threads for worker in workers)
         self._announce(workers, [])
         self._watcher = asyncio.create_task(self._watch())
@@ -176,6 +178,35 @@ class Cluster:
             for address, worker in info.get("workers", {}).items()
         ]
 
+    def resources(self) -> set[str]:
+        """The resources the workers declare, as last seen (`agent:codex`, ...)."""
+        return {key for worker in self._current for key in worker.resources}
+
+    def gone(self, worker: str) -> bool:
+        """Whether the worker named `worker` has left the cluster, as last seen."""
+        return all(worker not in (w.name, w.address) for w in self._current)
+
+    def subscribe(self, topic: str, handler: Callable[[tuple[float, Any]], None]) -> None:
+        """Call `handler` with each message workers send on `topic` (`log_event`)."""
+        self._connected().subscribe_topic(topic, handler)
+
+    async def set_event(self, name: str) -> None:
+        """Set the cluster-wide event `name` (a stop, a claim)."""
+        _, event_type = _distributed()
+        await event_type(name, client=self._connected()).set()
+
+    async def bundle_bytes(self) -> bytes:
+        """The repository's bundle, for a worker that has no copy of it."""
+        assert self._bundle_path is not None, "open() bundles the repository"
+        return await asyncio.to_thread(self._bundle_path.read_bytes)
+
+    def submit(self, function: Callable[..., Any], *args: Any, kind: str, **where: Any) -> Any:
+        """A Dask future of `function(*args)` on a worker; `where` restricts which
+        (`workers=`, `resources=`)."""
+        return self._connected().submit(
+            function, *args, key=f"bugbout-{kind}-{uuid.uuid4().hex}", pure=False, **where
+        )
+
     async def recipe(self, environment: Environment) -> EnvRecipe:
         """What a worker needs to make `environment`, found once per bout."""
         async with self._recipes_lock:
@@ -191,22 +222,25 @@ class Cluster:
         """
         result = await self._submit(unit, None, on)
         if result.needs_repository:
-            assert self._bundle_path is not None
-            data = await asyncio.to_thread(self._bundle_path.read_bytes)
-            result = await self._submit(unit, data, on)
+            result = await self._submit(unit, await self.bundle_bytes(), on)
         return result
 
     async def _submit(self, unit: TestUnit, data: bytes | None, on: str | None) -> UnitResult:
-        client = self._connected()
         where: dict[str, Any] = {"workers": [on]} if on is not None else {}
-        future = client.submit(
-            run_test_unit, unit, data, key=f"bugbout-test-{uuid.uuid4().hex}", pure=False, **where
-        )
+        future = self.submit(run_test_unit, unit, data, kind="test", **where)
         try:
             result = await future
         except asyncio.CancelledError:
             future.cancel()
             raise
+        except BugboutError:
+            raise
+        except Exception as exc:  # the worker's or the scheduler's failure, not the tests'
+            raise BugboutError(
+                f"The cluster could not make a test run: {type(exc).__name__}: {exc}",
+                hint="`bugbout doctor --cluster ADDRESS` checks every worker; the scheduler "
+                "and the workers need the bugbout version of this machine.",
+            ) from None
         if not isinstance(result, UnitResult):
             raise BugboutError(f"A worker answered a unit with {type(result).__name__}.")
         return result
@@ -233,6 +267,7 @@ class Cluster:
             await asyncio.sleep(_WATCH_SECONDS)
             with contextlib.suppress(Exception):
                 workers = await self.workers()
+                self._current = workers
                 current = {w.address for w in workers}
                 self.threads = sum(worker.threads for worker in workers) or self.threads
                 self._lost |= self._seen - current

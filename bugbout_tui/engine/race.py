@@ -38,8 +38,9 @@ from bugbout_tui.core.patch import Patch
 from bugbout_tui.core.paths import bugbout_home, known_homes
 from bugbout_tui.core.store import Store
 from bugbout_tui.core.trials import agent_of, trial_number
-from bugbout_tui.engine.agent_run import AgentRun, Entrant, Launch
+from bugbout_tui.engine.agent_run import AgentRun, Entrant, Launch, launch_problem
 from bugbout_tui.engine.budget import BudgetKeeper, Spender
+from bugbout_tui.engine.cluster_attempts import WORKER_LOST, RemoteAttempts, unpack_logs
 from bugbout_tui.engine.context import StageContext, StageRunner
 from bugbout_tui.engine.decided import DecisionWatch
 from bugbout_tui.engine.env_runs import base_paths
@@ -54,7 +55,7 @@ from bugbout_tui.engine.scheduler import (
 )
 from bugbout_tui.engine.windows import WindowBook
 from bugbout_tui.infra.git import repository_paths
-from bugbout_tui.infra.proc import ProcessResult, command_line_problem
+from bugbout_tui.infra.proc import ProcessResult
 from bugbout_tui.infra.trees import repo_key
 from bugbout_tui.rules.cost import costing_for
 from bugbout_tui.rules.env_repairs import failing_log, failure_tail
@@ -167,6 +168,8 @@ class _InProgress:
     folder: Path | None = None
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     clock: float = field(default_factory=time.monotonic)
+    worker: str | None = None
+    """The cluster's worker its agent ran on; None on this machine."""
 
     @property
     def workspace(self) -> Path:
@@ -223,6 +226,13 @@ class Race(StageRunner):
         self._stops: dict[str, asyncio.Event] = {}
         """One per attempt of this run not yet recorded; set, it stops that attempt."""
         self._budget = self._budget_keeper()
+        self.remote = (
+            RemoteAttempts(self.cluster, self._started_on, self._lines_of)
+            if self.cluster is not None
+            else None
+        )
+        """Attempts whose agent a worker declares, sent to the cluster."""
+        self._on_cluster: dict[str, _InProgress] = {}
 
     def cancel(self, attempt_id: str) -> bool:
         """Stop one attempt of this run, queued or running, and say whether there was one.
@@ -378,12 +388,15 @@ class Race(StageRunner):
         run = self._begin(task, entrant, attempt_id)
         if not task.statement and not is_env(task):
             return self._record(run, "skipped", f"no issue text to give: {task.statement_missing}")
+        resource = None if is_env(task) or self.remote is None else self.remote.resource(entrant)
+        if resource is not None:
+            return await self._attempt_on_cluster(run, resource)
         try:
             launch = await self._prepare(run, task.statement or "")
         except BugboutError as exc:
             return self._not_started(run, exc.message)
         argv = self.agents.argv(entrant, launch)
-        too_long = _command_line_problem(argv, launch)
+        too_long = launch_problem(argv, launch)
         if too_long is not None:
             return self._not_started(run, too_long)
         try:
@@ -394,6 +407,68 @@ class Race(StageRunner):
             _clear_copy(run.workspace)
             return self._record(run, "crashed", CANCELLED)
         return await self._settle(run, launch, result)
+
+    async def _attempt_on_cluster(self, run: _InProgress, resource: str) -> Attempt:
+        """Run one attempt on a worker that declares `resource`, and record how it ended;
+        a worker lost during it makes it crashed, never run again on its own."""
+        assert self.remote is not None and self.cluster is not None
+        task = run.task
+        try:
+            environment = await self.cluster.recipe(await self.environments.for_task(task))
+        except BugboutError as exc:
+            return self._not_started(run, exc.message)
+        unit = self.remote.unit(
+            run.id,
+            task=task,
+            entrant=run.entrant,
+            statement=task.statement or "",
+            config=self.project.config,
+            hidden_files=self._hidden(task),
+            environment=environment,
+            sandbox=self.sandbox.name,
+        )
+        self._on_cluster[run.id] = run
+        try:
+            ended = await self.remote.run(unit, resource, self._stops[run.id])
+        finally:
+            self._on_cluster.pop(run.id, None)
+            self.bus.flush_output(run.id)
+        await asyncio.to_thread(unpack_logs, ended.logs, run.logdir)
+        run.worker = ended.worker or None
+        if ended.lost:
+            gone = f"{WORKER_LOST}: {ended.worker or 'its worker'} left the cluster during it"
+            return self._record(run, "crashed", gone)
+        if ended.failed is not None:
+            self.bus.emit(ErrorRaised(message=f"{run.id}: {ended.failed}", task=task.id))
+            return self._record(run, "crashed", ended.failed)
+        if ended.not_started is not None:
+            return self._not_started(run, ended.not_started)
+        if ended.cancelled:
+            return self._record(run, "crashed", CANCELLED)
+        result = ProcessResult(
+            returncode=ended.returncode,
+            timed_out=ended.timed_out,
+            cancelled=False,
+            duration=ended.duration,
+            stdout_tail="",
+            stderr_tail="",
+            truncated=False,
+        )
+        if ended.unread is not None or ended.patch is None or ended.report is None:
+            problem = ended.unread or "the worker sent back no patch"
+            self.bus.emit(ErrorRaised(message=problem, task=task.id))
+            unread = f"could not read what it left: {problem}"
+            return self._record(run, "crashed", unread, exit_code=ended.returncode)
+        return self._ended(run, result, ended.patch, ended.report)
+
+    def _started_on(self, attempt: str, worker: str) -> None:
+        run = self._on_cluster.get(attempt)
+        if run is not None:
+            self.bus.emit(AttemptStarted(attempt=attempt, logdir=str(run.logdir), worker=worker))
+
+    def _lines_of(self, attempt: str, lines: list[tuple[str, str]]) -> None:
+        for stream, line in lines:
+            self.bus.output(attempt, "stderr" if stream == "stderr" else "stdout", line)
 
     def _budget_keeper(self) -> BudgetKeeper:
         """The budgets of `[run] budget` and each agent's `budget`, with what the bout's
@@ -664,6 +739,7 @@ class Race(StageRunner):
             prompt_file=str(prompt) if prompt is not None and prompt.exists() else None,
             hidden=self._hidden(run.task),
             resets_at=resets_at,
+            worker=run.worker,
         )
         store = self.project.store
         store.write(attempt_path(store.attempts_dir, run.task.id, run.entrant.agent.name), attempt)
@@ -680,19 +756,6 @@ class Race(StageRunner):
             )
         )
         return attempt
-
-
-def _command_line_problem(argv: Sequence[str], launch: Launch) -> str | None:
-    """Why `argv` cannot be started (too long for the system), and where the prompt is
-    to go instead when it is the prompt that makes it so; None when it can."""
-    problem = command_line_problem(argv, launch.invocation.env)
-    if problem is None or not any(launch.prompt in word for word in launch.invocation.argv):
-        return problem
-    return (
-        f"the prompt ({len(launch.prompt.encode()) // 1024} KiB) is on its command "
-        f"line, and {problem}; give it to the agent as a file ({{prompt_file}}) "
-        "or on standard input"
-    )
 
 
 def _ending(

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.paths import bugbout_home
-from bugbout_tui.infra.cluster_units import TestUnit, UnitResult, pack_log
+from bugbout_tui.infra.cluster_units import EnvRecipe, TestUnit, UnitResult, pack_log
 from bugbout_tui.infra.dated_env import BuildFailed, ensure_pinned
 from bugbout_tui.infra.env import Environment, find_uv
 from bugbout_tui.infra.file_sets import lay_down
@@ -40,14 +40,14 @@ _STOP_POLL = 1.0
 def run_test_unit(unit: TestUnit, bundle: bytes | None) -> UnitResult:
     """Run `unit` here, in the worker's task thread; `bundle` is the repository's, sent
     only to a worker that said it has none."""
-    (name, address), stop = _worker_context(unit.stop)
+    (name, address), stop = worker_context(unit.stop)
     if bundle is None and not repository_path(unit.repository, bugbout_home()).is_dir():
         return UnitResult(runs={}, tree="", worker=name, address=address, needs_repository=True)
     result = asyncio.run(_stoppable(_run(unit, bundle, name), stop))
     return result.model_copy(update={"address": address})
 
 
-def _worker_context(stop_name: str) -> tuple[tuple[str, str], Any]:
+def worker_context(stop_name: str) -> tuple[tuple[str, str], Any]:
     """This worker's name and address, and the bout's stop event, read in the task's
     own thread (the only one that knows its worker)."""
     alone = (os.uname().nodename, "")
@@ -94,7 +94,7 @@ async def _run(unit: TestUnit, bundle: bytes | None, worker: str) -> UnitResult:
     try:
         tree = scratch / "tree"
         await asyncio.to_thread(_make_tree, unit, repo, tree, home)
-        environment = await _environment(unit, home)
+        environment = await environment_for(unit.environment, home)
         command = PytestCommand(
             python=environment.python,
             tree=tree,
@@ -160,8 +160,8 @@ def _make_tree(unit: TestUnit, repo: Path, tree: Path, home: Path) -> None:
     lay_down(recipe.changes, tree)
 
 
-async def _environment(unit: TestUnit, home: Path) -> Environment:
-    recipe = unit.environment
+async def environment_for(recipe: EnvRecipe, home: Path) -> Environment:
+    """The environment `recipe` describes, made (or found) under `home`."""
     if recipe.interpreter is not None:
         python = Path(recipe.interpreter)
         if not os.access(python, os.X_OK):
@@ -217,4 +217,10 @@ def repository(digest: str, bundle: bytes | None, home: Path) -> Path:
     return target
 
 
-__all__ = ["repository", "repository_path", "run_test_unit"]
+__all__ = [
+    "environment_for",
+    "repository",
+    "repository_path",
+    "run_test_unit",
+    "worker_context",
+]
