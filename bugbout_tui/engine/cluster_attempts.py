@@ -361,11 +361,14 @@ class RemoteAttempts:
                 worker = self._where.get(unit.attempt)
                 if answer.done():
                     try:
-                        return answer.result()
+                        result = answer.result()
                     except KilledWorker:
                         return AttemptResult(worker=worker or "", lost=True)
                     except Exception as exc:  # the cluster's failure, not the agent's
                         return AttemptResult(worker=worker or "", failed=_said(exc))
+                    if result.lost and worker is not None:  # named by the one that lost it
+                        return result.model_copy(update={"worker": worker})
+                    return result
                 if stopped.done() and not told:
                     told = True
                     await self.cluster.set_event(unit.cancel)
