@@ -167,16 +167,7 @@ class Cluster:
         return self._digest
 
     async def workers(self) -> list[WorkerInfo]:
-        info = await self._connected().scheduler.identity(n_workers=-1)
-        return [
-            WorkerInfo(
-                address=address,
-                name=str(worker.get("name", address)),
-                threads=int(worker.get("nthreads", 1)),
-                resources=dict(worker.get("resources") or {}),
-            )
-            for address, worker in info.get("workers", {}).items()
-        ]
+        return await scheduler_workers(self._connected())
 
     def resources(self) -> set[str]:
         """The resources the workers declare, as last seen (`agent:codex`, ...)."""
@@ -302,6 +293,20 @@ class Cluster:
         return self._client
 
 
+async def scheduler_workers(client: Any) -> list[WorkerInfo]:
+    """The workers of the scheduler `client` is connected to, as it describes them."""
+    info = await client.scheduler.identity(n_workers=-1)
+    return [
+        WorkerInfo(
+            address=address,
+            name=str(worker.get("name", address)),
+            threads=int(worker.get("nthreads", 1)),
+            resources=dict(worker.get("resources") or {}),
+        )
+        for address, worker in info.get("workers", {}).items()
+    ]
+
+
 def _distributed() -> tuple[Any, Any]:
     try:
         from distributed import Client, Event
@@ -322,4 +327,11 @@ def check_address(address: str) -> str:
     return address
 
 
-__all__ = ["Cluster", "WorkerInfo", "bundle", "check_address", "cluster_address"]
+__all__ = [
+    "Cluster",
+    "WorkerInfo",
+    "bundle",
+    "check_address",
+    "cluster_address",
+    "scheduler_workers",
+]

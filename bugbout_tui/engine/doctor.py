@@ -62,7 +62,16 @@ from bugbout_tui.infra.sandbox import Sandbox, describe_sandbox, select_sandbox
 from bugbout_tui.infra.submodules import MissingSubmodule, recorded_submodules
 from bugbout_tui.infra.trees import copy_tree, missing_submodules, pristine_tree
 
-__all__ = ["Check", "CheckStatus", "DoctorReport", "diagnose"]
+__all__ = [
+    "Check",
+    "CheckStatus",
+    "DoctorReport",
+    "agent_check",
+    "diagnose",
+    "git_check",
+    "sandbox_check",
+    "uv_check",
+]
 
 CheckStatus = Literal["ok", "warning", "problem"]
 
@@ -198,6 +207,93 @@ class _Outcome(Generic[_T]):
     value: _T | None = None
 
 
+async def git_check() -> Check:
+    """Whether git is here and new enough to mine with."""
+    name = "git"
+    fix = "Install git 2.31 or newer, e.g. `apt-get install git` or `brew install git`."
+    try:
+        result = await _ask(["git", "--version"])
+    except OSError:
+        return _problem(name, "git is not installed or not on PATH", fix)
+    version = _version(result.stdout_tail)
+    if result.returncode != 0 or version is None:
+        return _problem(name, f"`git --version` failed: {_what_went_wrong(result)}", fix)
+    shown = ".".join(map(str, version))
+    if version < MIN_GIT:
+        return _problem(name, f"git {shown} is too old: mining needs 2.31 or newer", fix)
+    return _ok(name, f"git {shown}")
+
+
+async def uv_check(*, needed: bool) -> _Outcome[Path]:
+    """uv, which builds the test environments; not `needed` when [project] interpreter
+    runs the tests as it is."""
+    name = "uv"
+    if not needed:
+        return _Outcome(_ok(name, "not needed: [project] interpreter runs the tests as it is"))
+    try:
+        uv = find_uv()
+    except BugboutError as error:
+        return _Outcome(_problem(name, error.message, "pip install uv"))
+    try:
+        result = await _ask([str(uv), "--version"])
+    except OSError as error:
+        return _Outcome(_problem(name, f"{uv} cannot be run: {error}", "pip install uv"))
+    version = _version(result.stdout_tail)
+    if result.returncode != 0 or version is None:
+        said = _what_went_wrong(result)
+        return _Outcome(_problem(name, f"`{uv} --version` failed: {said}", "pip install uv"))
+    return _Outcome(_ok(name, f"uv {'.'.join(map(str, version))} at {uv}"), uv)
+
+
+async def sandbox_check(kind: str) -> _Outcome[Sandbox]:
+    """Whether the sandbox `kind` names starts here and confines."""
+    name = "sandbox"
+    report = await asyncio.to_thread(describe_sandbox, kind)
+    if not report.ok:
+        return _Outcome(_problem(name, report.detail, report.fix))
+    sandbox = await asyncio.to_thread(select_sandbox, kind)  # probed above: no new run
+    if not report.confined:
+        return _Outcome(
+            _warning(
+                name,
+                f'sandbox = "{kind}" is set. ' + report.detail,
+                report.fix,
+            ),
+            sandbox,
+        )
+    return _Outcome(_ok(name, report.detail), sandbox)
+
+
+async def agent_check(name: str, entry: AgentConfig) -> Check:
+    """Whether the program of the agent `entry` configures is installed, and how old it is;
+    the line is called `name`."""
+    try:
+        agent = agent_from_config(entry.model_dump())
+        program = await asyncio.to_thread(agent.command)
+    except BugboutError as error:
+        return _problem(name, error.message, _install_fix(entry, error))
+    shown = await asyncio.to_thread(agent.version)
+    tested = agent.tested_version
+    if shown is None:
+        if tested is None:
+            return _ok(name, f"{program} (its version could not be read)")
+        return _warning(
+            name,
+            f"{program} is installed, but its version could not be read; "
+            f"bugbout's adapter was tested with {tested}",
+            _update_fix(agent),
+        )
+    found, expected = _version(shown), _version(tested) if tested else None
+    if found is not None and expected is not None and found < expected:
+        return _warning(
+            name,
+            f"{program} is version {shown}, older than {tested}, which bugbout's "
+            "adapter was tested with: its command line may have changed since",
+            _update_fix(agent),
+        )
+    return _ok(name, f"{program} {shown}")
+
+
 class _Doctor:
     """One run of the checks over one project; each check is a coroutine."""
 
@@ -212,15 +308,16 @@ class _Doctor:
 
     async def run(self) -> DoctorReport:
         cfg = self.config
-        git = asyncio.ensure_future(self.git())
+        git = asyncio.ensure_future(git_check())
         repository = asyncio.ensure_future(self.repository(git))
-        uv = asyncio.ensure_future(self.uv())
+        uv = asyncio.ensure_future(uv_check(needed=cfg.project.interpreter is None))
         python = asyncio.ensure_future(self.python(uv))
-        sandbox = asyncio.ensure_future(self.sandbox())
+        sandbox = asyncio.ensure_future(sandbox_check(cfg.run.sandbox))
         agents = [
-            asyncio.ensure_future(self.agent("contestant", entry)) for entry in cfg.contestants
+            asyncio.ensure_future(agent_check(f"{role} {entry.name}", entry))
+            for role, entries in (("contestant", cfg.contestants), ("examiner", cfg.examiners))
+            for entry in entries
         ]
-        agents += [asyncio.ensure_future(self.agent("examiner", entry)) for entry in cfg.examiners]
         issues = asyncio.ensure_future(self.issues(repository))
         submodules = asyncio.ensure_future(self.submodules(repository))
         environment = asyncio.ensure_future(self.environment(repository, uv, python))
@@ -302,21 +399,6 @@ class _Doctor:
 
     # ------------------------------------------------------------------ tools
 
-    async def git(self) -> Check:
-        name = "git"
-        fix = "Install git 2.31 or newer, e.g. `apt-get install git` or `brew install git`."
-        try:
-            result = await _ask(["git", "--version"])
-        except OSError:
-            return _problem(name, "git is not installed or not on PATH", fix)
-        version = _version(result.stdout_tail)
-        if result.returncode != 0 or version is None:
-            return _problem(name, f"`git --version` failed: {_what_went_wrong(result)}", fix)
-        shown = ".".join(map(str, version))
-        if version < MIN_GIT:
-            return _problem(name, f"git {shown} is too old: mining needs 2.31 or newer", fix)
-        return _ok(name, f"git {shown}")
-
     async def repository(self, git: Awaitable[Check]) -> _Outcome[_Repository]:
         name = "repository"
         if (await git).status == "problem":
@@ -338,24 +420,6 @@ class _Doctor:
         ensure_full_history(path)
         branch = default_branch(path)
         return _Repository(path=path, branch=branch, commit=head_commit(path, branch))
-
-    async def uv(self) -> _Outcome[Path]:
-        name = "uv"
-        if self.config.project.interpreter is not None:
-            return _Outcome(_ok(name, "not needed: [project] interpreter runs the tests as it is"))
-        try:
-            uv = find_uv()
-        except BugboutError as error:
-            return _Outcome(_problem(name, error.message, "pip install uv"))
-        try:
-            result = await _ask([str(uv), "--version"])
-        except OSError as error:
-            return _Outcome(_problem(name, f"{uv} cannot be run: {error}", "pip install uv"))
-        version = _version(result.stdout_tail)
-        if result.returncode != 0 or version is None:
-            said = _what_went_wrong(result)
-            return _Outcome(_problem(name, f"`{uv} --version` failed: {said}", "pip install uv"))
-        return _Outcome(_ok(name, f"uv {'.'.join(map(str, version))} at {uv}"), uv)
 
     async def python(self, uv: Awaitable[_Outcome[Path]]) -> _Outcome[Environment]:
         """The interpreter the tests will run on: the configured one, or one uv can find."""
@@ -417,54 +481,6 @@ class _Doctor:
             )
         detail = f"Python {words[0]} with pytest {words[1]} at {environment.python}"
         return _Outcome(_ok(name, detail), environment)
-
-    async def sandbox(self) -> _Outcome[Sandbox]:
-        name = "sandbox"
-        kind = self.config.run.sandbox
-        report = await asyncio.to_thread(describe_sandbox, kind)
-        if not report.ok:
-            return _Outcome(_problem(name, report.detail, report.fix))
-        sandbox = await asyncio.to_thread(select_sandbox, kind)  # probed above: no new run
-        if not report.confined:
-            return _Outcome(
-                _warning(
-                    name,
-                    f'sandbox = "{kind}" is set. ' + report.detail,
-                    report.fix,
-                ),
-                sandbox,
-            )
-        return _Outcome(_ok(name, report.detail), sandbox)
-
-    # ------------------------------------------------------------------ agents
-
-    async def agent(self, role: str, entry: AgentConfig) -> Check:
-        name = f"{role} {entry.name}"
-        try:
-            agent = agent_from_config(entry.model_dump())
-            program = await asyncio.to_thread(agent.command)
-        except BugboutError as error:
-            return _problem(name, error.message, _install_fix(entry, error))
-        shown = await asyncio.to_thread(agent.version)
-        tested = agent.tested_version
-        if shown is None:
-            if tested is None:
-                return _ok(name, f"{program} (its version could not be read)")
-            return _warning(
-                name,
-                f"{program} is installed, but its version could not be read; "
-                f"bugbout's adapter was tested with {tested}",
-                _update_fix(agent),
-            )
-        found, expected = _version(shown), _version(tested) if tested else None
-        if found is not None and expected is not None and found < expected:
-            return _warning(
-                name,
-                f"{program} is version {shown}, older than {tested}, which bugbout's "
-                "adapter was tested with: its command line may have changed since",
-                _update_fix(agent),
-            )
-        return _ok(name, f"{program} {shown}")
 
     # ------------------------------------------------------------------ issue text
 
