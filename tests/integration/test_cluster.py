@@ -273,9 +273,10 @@ def test_an_attempt_on_a_lost_worker_is_recorded_lost_and_run_again_only_when_as
             if name != first.attempt:
                 assert attempt.status == expected[name].status, name
         # The rationed agent's ten-minute cap parked the lane it shares with the slow
-        # one; its plan is let refill, so the lane runs again.
+        # one until its reset; the plan is let refill and the reset pass, as if it had.
         shutil.rmtree(demo / STATE_DIR)
         (demo / STATE_DIR).mkdir()
+        Store(demo).lanes_path.unlink()
         retried = bugbout(
             "--project", str(demo), "run", "--retry-failed", "--cluster", machines.address,
             home=home, timeout=600,
