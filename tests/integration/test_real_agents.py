@@ -57,9 +57,9 @@ from bugbout_tui.agents import (
     MiniSweAgent,
 )
 from bugbout_tui.core.models import Attempt
+from bugbout_tui.engine.agent_run import test_command as agent_test_command
 from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.project import Project
-from bugbout_tui.engine.agent_run import test_command as agent_test_command
 from bugbout_tui.infra.env import Environment
 
 pytestmark = pytest.mark.slow
