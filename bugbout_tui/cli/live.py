@@ -122,7 +122,8 @@ def _plain_line(event: BaseEvent, state: BoutState) -> str | None:
             outcome = event.error or f"{event.passed} passed, {event.failed} failed"
             if event.error is None and event.uncollected:
                 outcome += f", {look.plural(event.uncollected, 'module')} not collected"
-            return f"[tests] {event.task} on {event.label}: {outcome}"
+            worker = f" (worker {event.worker})" if event.worker is not None else ""
+            return f"[tests] {event.task} on {event.label}{worker}: {outcome}"
         case EnvRunFinished():
             detail = f": {event.detail}" if event.detail else ""
             took = look.clock(event.seconds)

@@ -9,6 +9,7 @@ import io
 from rich.console import Console
 
 from bugbout_tui.cli.live import LiveDisplay
+from bugbout_tui.core import events as ev
 from bugbout_tui.core import look
 from bugbout_tui.core.events import (
     AttemptQueued,
@@ -71,6 +72,15 @@ def test_the_log_says_the_cluster_and_the_worker_an_attempt_starts_on() -> None:
     assert f"[cluster] {ADDRESS} · 2 workers · 1 busy · 0 lost" in lines
     assert "[race] t1/a started in lane alpha on worker gpu-1" in lines
     assert "[race] t1/b started in lane beta" in lines
+
+
+def test_the_log_says_which_worker_made_a_test_run() -> None:
+    made = ev.TestRunFinished(task="t1", label="base", passed=3, failed=1, seconds=2.0)
+    _, lines = fed([made, made.model_copy(update={"worker": "gpu-2"})])
+    assert lines == [
+        "[tests] t1 on base: 3 passed, 1 failed",
+        "[tests] t1 on base (worker gpu-2): 3 passed, 1 failed",
+    ]
 
 
 def test_the_board_shows_the_cluster_and_where_each_running_attempt_runs() -> None:
