@@ -225,6 +225,8 @@ class BoutState:
             case BoutFinished():
                 self.outcome = event.outcome
                 self.message = event.message
+                if self.cluster is not None:  # an ended run keeps no worker busy
+                    self.cluster = self.cluster.model_copy(update={"busy": 0})
                 stopped = self.stages.get(self.current) if self.current is not None else None
                 if event.outcome == "failed" and stopped is not None:
                     stopped.state = "failed"

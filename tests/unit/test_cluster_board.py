@@ -119,12 +119,15 @@ def test_without_a_cluster_the_board_and_log_are_as_before() -> None:
     assert header.split()[:3] == ["lane", "running", "elapsed"]
 
 
-def test_a_new_run_forgets_the_last_runs_cluster() -> None:
+def test_an_ended_run_keeps_no_worker_busy_and_a_new_run_forgets_its_cluster() -> None:
     state = BoutState()
     for event in race(cluster=True):
         state.apply(event)
     assert state.attempts["t1/a"].worker == "gpu-1"
     assert state.attempts["t1/b"].worker is None
+    state.apply(ev.BoutFinished(outcome="stopped"))
+    assert state.cluster is not None
+    assert (state.cluster.workers, state.cluster.busy) == (2, 0)  # nothing of it runs now
     state.apply(BoutStarted(project="calc", stages=["race"], pid=2))
     assert state.cluster is None
 
