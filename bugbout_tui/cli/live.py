@@ -24,6 +24,7 @@ from bugbout_tui.core.events import (
     AttemptStarted,
     BaseEvent,
     BoutDecided,
+    ClusterChanged,
     EnvRunFinished,
     ErrorRaised,
     QuotaParked,
@@ -98,7 +99,8 @@ def _plain_line(event: BaseEvent, state: BoutState) -> str | None:
         case AttemptStarted():
             view = state.attempts.get(event.attempt)
             lane = f" in lane {view.quota}" if view else ""
-            return f"[race] {event.attempt} started{lane}"
+            worker = f" on worker {event.worker}" if event.worker is not None else ""
+            return f"[race] {event.attempt} started{lane}{worker}"
         case AttemptFinished():
             took = look.clock(event.seconds)
             detail = f": {event.detail}" if event.detail else ""
@@ -120,12 +122,15 @@ def _plain_line(event: BaseEvent, state: BoutState) -> str | None:
             outcome = event.error or f"{event.passed} passed, {event.failed} failed"
             if event.error is None and event.uncollected:
                 outcome += f", {look.plural(event.uncollected, 'module')} not collected"
-            return f"[tests] {event.task} on {event.label}: {outcome}"
+            worker = f" (worker {event.worker})" if event.worker is not None else ""
+            return f"[tests] {event.task} on {event.label}{worker}: {outcome}"
         case EnvRunFinished():
             detail = f": {event.detail}" if event.detail else ""
             took = look.clock(event.seconds)
             files = f"{event.task} with {event.label}'s files"
             return f"[env] {files}: {event.status} after {took}{detail}"
+        case ClusterChanged():
+            return f"[cluster] {event.address} · {look.cluster_counts(event)}"
         case ErrorRaised():
             return f"error: {event.message}"
     return None
@@ -166,6 +171,8 @@ def render_state(state: BoutState, elapsed: float) -> RenderableType:
     header.append(f"  {look.clock(elapsed)}", style="dim")
     parts.append(header)
     parts.append(look.stage_chips(state.planned, state.stages))
+    if state.cluster is not None:
+        parts.append(look.cluster_text(state.cluster))
     if state.estimate is not None:
         parts.append(Text(inert_line(f"estimate: {estimate_summary(state.estimate)}"), style="dim"))
         parts.extend(
@@ -199,38 +206,55 @@ def render_state(state: BoutState, elapsed: float) -> RenderableType:
 
 
 def _lanes(state: BoutState) -> Table:
+    """One row per running attempt (or a lane's one word when nothing runs in it); on a
+    cluster, each says the worker its agent runs on."""
+    on_cluster = state.cluster is not None
     table = Table(box=None, pad_edge=False, expand=True)
     table.add_column("lane", style="bold", no_wrap=True)
     table.add_column("running", no_wrap=True)
+    if on_cluster:
+        table.add_column("worker", no_wrap=True, overflow="ellipsis", max_width=24)
     table.add_column("elapsed", justify="right", no_wrap=True)
     table.add_column("last output", ratio=1, no_wrap=True, overflow="ellipsis")
     table.add_column("queued", justify="right")
     table.add_column("done", justify="right")
     now = datetime.now(UTC)
+
+    def add(cells: list[RenderableType], worker: str = "") -> None:
+        if on_cluster:
+            cells.insert(2, Text(worker, style="cyan"))
+        table.add_row(*cells)
+
     for lane in state.lanes.values():
         running: list[AttemptView] = [state.attempts[a] for a in lane.running]
         done = Text(str(len(lane.finished)))
         quota = Text(inert_line(lane.quota))
         if lane.parked:
-            table.add_row(
-                quota,
-                Text(parked_words(lane, now), style=look.phase("quota").style),
-                "",
-                Text(inert_line(lane.parked), style=look.phase("quota").style),
-                str(len(lane.queued)),
-                done,
+            parked = look.phase("quota").style
+            add(
+                [
+                    quota,
+                    Text(parked_words(lane, now), style=parked),
+                    "",
+                    Text(inert_line(lane.parked), style=parked),
+                    str(len(lane.queued)),
+                    done,
+                ]
             )
             continue
         if not running:
-            table.add_row(quota, Text("idle", style="dim"), "", "", str(len(lane.queued)), done)
+            add([quota, Text("idle", style="dim"), "", "", str(len(lane.queued)), done])
         for index, view in enumerate(running):
             elapsed = (now - view.started_at).total_seconds() if view.started_at else 0.0
-            table.add_row(
-                quota if index == 0 else "",
-                Text(inert_line(view.attempt)),
-                look.clock(elapsed),
-                Text(inert_line(view.last_line)),
-                str(len(lane.queued)) if index == 0 else "",
-                done if index == 0 else "",
+            add(
+                [
+                    quota if index == 0 else "",
+                    Text(inert_line(view.attempt)),
+                    look.clock(elapsed),
+                    Text(inert_line(view.last_line)),
+                    str(len(lane.queued)) if index == 0 else "",
+                    done if index == 0 else "",
+                ],
+                look.place(view.worker),
             )
     return table

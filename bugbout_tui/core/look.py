@@ -20,7 +20,8 @@ from typing import Protocol
 
 from rich.text import Text
 
-from bugbout_tui.core.events import Stage
+from bugbout_tui.core.events import ClusterChanged, Stage
+from bugbout_tui.core.text import inert_line
 
 
 @dataclass(frozen=True)
@@ -234,6 +235,34 @@ def tokens_text(input_tokens: int | None, output_tokens: int | None) -> str:
     if input_tokens is None and output_tokens is None:
         return ""
     return f"{_count(input_tokens)} in / {_count(output_tokens)} out"
+
+
+THIS_MACHINE = "this machine"
+"""Where an attempt ran when no cluster's worker ran it: the coordinator's machine."""
+
+
+def place(worker: str | None) -> str:
+    """Where an attempt's agent runs or ran: its worker's name (inert: a cluster names its
+    workers as it is told), or this machine when no worker ran it."""
+    return THIS_MACHINE if worker is None else inert_line(worker)
+
+
+def cluster_counts(cluster: ClusterChanged) -> str:
+    """`2 workers · 1 busy · 0 lost`: what a person watches of a bout's cluster."""
+    return f"{plural(cluster.workers, 'worker')} · {cluster.busy} busy · {cluster.lost} lost"
+
+
+def cluster_text(cluster: ClusterChanged, *, address: bool = True) -> Text:
+    """`cluster tcp://10.0.0.5:8786 · 2 workers · 1 busy · 0 lost`, or without the
+    address where a line has no room for it. Lost workers turn red, since an attempt
+    on one is recorded crashed."""
+    line = Text("cluster", style="bold")
+    if address:
+        line.append(f" {inert_line(cluster.address)}", style="cyan")
+    line.append(f" · {cluster_counts(cluster)}", style="dim")
+    if cluster.lost:
+        line.stylize("bold red", len(line) - len(f"{cluster.lost} lost"))
+    return line
 
 
 def _count(value: int | None) -> str:

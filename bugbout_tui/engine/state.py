@@ -24,6 +24,7 @@ from bugbout_tui.core.events import (
     BoutDecided,
     BoutFinished,
     BoutStarted,
+    ClusterChanged,
     EnvRunFinished,
     EnvRunStarted,
     ErrorRaised,
@@ -57,6 +58,8 @@ class AttemptView:
     input_tokens: int | None = None
     output_tokens: int | None = None
     logdir: str | None = None
+    worker: str | None = None
+    """The cluster's worker its agent runs (or ran) on; None on this machine."""
 
 
 @dataclass
@@ -116,6 +119,9 @@ class BoutState:
     stored: set[str] = field(default_factory=set)
     """Attempts known only from the store's records: a run that resumes or retries
     races only what is missing, yet the bout is every attempt, stored or live."""
+    cluster: ClusterChanged | None = None
+    """The cluster this run works on, as last told; None when it runs on this machine
+    alone."""
 
     def apply(self, event: BaseEvent) -> None:
         self.events += 1
@@ -143,6 +149,7 @@ class BoutState:
                 view.phase = "running"
                 view.started_at = event.at
                 view.logdir = event.logdir
+                view.worker = event.worker
                 lane = self._lane(view.quota)
                 _discard(lane.queued, event.attempt)
                 lane.running.append(event.attempt)
@@ -170,6 +177,8 @@ class BoutState:
                 lane.version += 1
             case RaceEstimated():
                 self.estimate = event.estimate
+            case ClusterChanged():
+                self.cluster = event
             case BoutDecided():
                 self.decided = event
                 for attempt in event.withdrawn:
@@ -212,9 +221,12 @@ class BoutState:
                 self.planned = list(event.stages)
                 self.outcome = None
                 self.decided = None
+                self.cluster = None
             case BoutFinished():
                 self.outcome = event.outcome
                 self.message = event.message
+                if self.cluster is not None:  # an ended run keeps no worker busy
+                    self.cluster = self.cluster.model_copy(update={"busy": 0})
                 stopped = self.stages.get(self.current) if self.current is not None else None
                 if event.outcome == "failed" and stopped is not None:
                     stopped.state = "failed"

@@ -30,6 +30,7 @@ where the design leaves room are stated in `docs/report.md`; the main ones:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 
@@ -99,6 +100,8 @@ from bugbout_tui.report.model import (
     TreeEvidence,
     TrialRow,
     TrialsSection,
+    WorkerRow,
+    WorkersSection,
     format_p,
 )
 from bugbout_tui.rules.cost import Costing
@@ -251,6 +254,7 @@ def build_report(
             )
             for task in taskset.tasks
         ],
+        workers=_workers(every_attempt, [*contestants, *examiners]),
         env=None
         if not env_tasks
         else build_env_section(
@@ -966,6 +970,30 @@ def _cost(
         prices_checked=prices.checked,
         prices_sources=dict(prices.sources),
         prices_overridden=sorted(prices.overridden),
+    )
+
+
+def _workers(attempts: Sequence[Attempt], configured: Sequence[str]) -> WorkersSection | None:
+    """Where the attempts whose agent started ran, per place and agent; None when none
+    ran on a cluster's worker, so a bout on one machine reports as it always did."""
+    ran = [a for a in attempts if a.status not in ("skipped", "budget")]
+    if all(attempt.worker is None for attempt in ran):
+        return None
+    counts: dict[str | None, Counter[str]] = {}
+    for attempt in ran:
+        counts.setdefault(attempt.worker, Counter())[agent_of(attempt.contestant)] += 1
+    every = {agent for counted in counts.values() for agent in counted}
+    agents = [*(a for a in configured if a in every), *sorted(every - set(configured))]
+    places = sorted((w for w in counts if w is not None), key=look.task_order)
+    return WorkersSection(
+        rows=[
+            WorkerRow(
+                worker=worker,
+                attempts=sum(counts[worker].values()),
+                agents={agent: counts[worker][agent] for agent in agents if counts[worker][agent]},
+            )
+            for worker in [*places, *([None] if None in counts else [])]
+        ]
     )
 
 

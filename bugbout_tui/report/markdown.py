@@ -31,6 +31,7 @@ from bugbout_tui.report.model import (
     StoppingSection,
     TaskRow,
     TrialsSection,
+    WorkersSection,
     estimate,
     format_p,
     gap_sentence,
@@ -103,6 +104,8 @@ def render_markdown(report: Report) -> str:
     if report.quarantined:
         sections.append(_quarantined(report))
     sections.append(_cost(report))
+    if report.workers is not None:
+        sections.append(_workers(report.workers))
     if bugs:
         sections += [
             *([_trials(report.trials)] if report.trials is not None else []),
@@ -526,6 +529,27 @@ def _prices_note(cost: CostSection) -> str:
     if cost.prices_overridden:
         note += "; set in bugbout.toml for " + ", ".join(cost.prices_overridden)
     return note + "."
+
+
+def _workers(section: WorkersSection) -> str:
+    rows = [
+        [
+            look.place(row.worker),
+            ", ".join(f"{agent} {count}" for agent, count in row.agents.items()),
+            str(row.attempts),
+        ]
+        for row in section.rows
+    ]
+    return "\n\n".join(
+        [
+            "## Where attempts ran",
+            "Some of the bout's attempts ran on a cluster's workers. Per worker, and for "
+            "this machine (the one that ran the bout), the attempts whose agent started "
+            "there, by agent; skipped attempts and those a budget stopped ran nowhere and "
+            "are not counted.",
+            _table(["Worker", "By agent", "Attempts"], rows, numeric=2),
+        ]
+    )
 
 
 def _trials(section: TrialsSection) -> str:

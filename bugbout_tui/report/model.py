@@ -24,7 +24,7 @@ PatchStatus = ResolutionStatus | Literal["missing"]
 
 Role = Literal["contestant", "examiner"]
 
-REPORT_SCHEMA_VERSION = 5
+REPORT_SCHEMA_VERSION = 6
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 """The dialect pydantic generates, named so a validator need not guess."""
@@ -522,6 +522,26 @@ class CostSection(_Part):
     """Models whose price the project's bugbout.toml sets."""
 
 
+class WorkerRow(_Part):
+    """The attempts one place ran: a cluster's worker, or the coordinator's machine."""
+
+    worker: str | None = None
+    """The worker's name, as the cluster calls it; None for the machine that ran the
+    bout ("this machine")."""
+    attempts: int
+    agents: dict[str, int]
+    """Attempts per agent (a trial counts under its agent): contestants, then examiners,
+    in config order; then anyone else by name. Agents with none here are left out."""
+
+
+class WorkersSection(_Part):
+    """Where the attempts ran, for a bout whose agents ran on a cluster's workers: every
+    attempt whose agent was started (skipped and budget-stopped ones ran nowhere)."""
+
+    rows: list[WorkerRow]
+    """The workers by name, then this machine when it ran any."""
+
+
 class PassAtK(_Part):
     """pass@k (or pass^k) for one k, with its 95% bootstrap interval over tasks."""
 
@@ -929,7 +949,8 @@ class Report(Record):
     """2 since the figures count raced tasks only (`raced_tasks`, the funnel's `raced`);
     4 since environment tasks have their own section (`env`) and the bug sections count
     bug tasks alone; 5 since each policy's picks carry the share of the gap from the best
-    single agent to the oracle they close (`gap_closed`), and `credible` is a policy."""
+    single agent to the oracle they close (`gap_closed`), and `credible` is a policy;
+    6 since the report says where attempts ran on a cluster (`workers`)."""
 
     project: str
     policy: Policy
@@ -954,6 +975,8 @@ class Report(Record):
     score, reproduction and breakage."""
     env: EnvSection | None = None
     """Present only when tasks.json holds environment tasks."""
+    workers: WorkersSection | None = None
+    """Present only when some attempt ran on a cluster's worker."""
 
 
 def report_json_schema() -> dict[str, Any]:

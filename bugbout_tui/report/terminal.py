@@ -40,6 +40,7 @@ from bugbout_tui.report.model import (
     StoppingSection,
     TaskRow,
     TrialsSection,
+    WorkersSection,
     estimate,
     format_p,
     gap_sentence,
@@ -86,6 +87,8 @@ def render_terminal_parts(report: Report) -> tuple[RenderableType, RenderableTyp
     if report.quarantined:
         parts += _quarantined(report)
     parts += _cost(report.cost)
+    if report.workers is not None:
+        parts += _workers(report.workers)
     if bugs:
         parts += [
             *(_trials(report.trials) if report.trials is not None else []),
@@ -410,6 +413,14 @@ def _cost(section: CostSection) -> list[RenderableType]:
             stops,
         ]
     return parts
+
+
+def _workers(section: WorkersSection) -> list[RenderableType]:
+    table = _table(_name("Worker"), _name("By agent", wrap=True), _figure("Attempts"))
+    for row in section.rows:
+        by_agent = ", ".join(f"{agent} {count}" for agent, count in row.agents.items())
+        table.add_row(Text(look.place(row.worker)), Text(by_agent), str(row.attempts))
+    return [_heading("Where attempts ran · every attempt whose agent started"), table]
 
 
 def _trials(section: TrialsSection) -> list[RenderableType]:

@@ -301,6 +301,7 @@ class Session:
                 input_tokens=attempt.tokens.input,
                 output_tokens=attempt.tokens.output,
                 logdir=attempt.logdir or None,
+                worker=attempt.worker,
             )
             for attempt in stored
         ]

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from clusterrun import write_journal
 from textual.pilot import Pilot
 from textual.widgets import Tree
 from tuiapp import calc_app, press_and_settle, settle
@@ -99,6 +100,14 @@ def test_credible_breakage_quorum(snap_compare: Compare, calc: Path, size: str) 
 @sizes
 def test_race_in_progress(snap_compare: Compare, calc: Path, size: str) -> None:
     shutil.copyfile(EVENTS / "race-midway.jsonl", calc / ".bugbout" / "events.jsonl")
+    assert snap_compare(calc_app(calc), terminal_size=SIZES[size], run_before=keys("3"))
+
+
+@sizes
+def test_race_on_a_cluster(snap_compare: Compare, calc: Path, size: str) -> None:
+    """The race midway on a cluster: its state under the counts (the lost worker in red)
+    and the worker of each attempt that ran on one."""
+    write_journal(calc)
     assert snap_compare(calc_app(calc), terminal_size=SIZES[size], run_before=keys("3"))
 
 

@@ -816,6 +816,77 @@ def test_cost_totals_cover_every_attempt(report: Report) -> None:
     assert by_agent[("examiner", "exam")].cost_usd == pytest.approx(0.3)
 
 
+# --- where attempts ran ---------------------------------------------------------------
+
+PLACED = {
+    ("t1", "alpha"): "w10",
+    ("t2", "alpha"): "w10",
+    ("t1", "alpha#2"): "w10",
+    ("t1", "beta"): "w2",
+    ("t2", "beta"): "w2",
+    ("t3", "beta"): "w2",
+    ("t1", "exam"): "w2",
+}
+"""The attempts that ran on a cluster's workers; the others ran on this machine."""
+
+
+def on_a_cluster() -> Report:
+    """The bout with a second trial of alpha, a skipped and a budget-stopped attempt, and
+    the attempts of `PLACED` run on workers `w2` and `w10`."""
+    every = [
+        *attempts(),
+        attempt("t1", "alpha#2", 12),
+        attempt("t4", "beta", 0, status="skipped"),
+        attempt("t4", "gamma", 0, status="budget"),
+    ]
+    placed = [a.model_copy(update={"worker": PLACED.get((a.task, a.contestant))}) for a in every]
+    return build_report(**records(attempts=placed))
+
+
+def test_a_bout_on_one_machine_says_nothing_of_where_attempts_ran(report: Report) -> None:
+    assert report.workers is None
+    assert "Where attempts ran" not in render_markdown(report)
+    assert "Where attempts ran" not in terminal_text(report, 100)
+    assert json.loads(render_json(report))["workers"] is None
+
+
+def test_where_attempts_ran_counts_each_agents_attempts_per_worker() -> None:
+    workers = on_a_cluster().workers
+    assert workers is not None
+    # w2 before w10 (numbers as numbers), this machine last; a trial counts under its
+    # agent; the skipped and the budget-stopped attempts ran nowhere.
+    assert [(row.worker, row.attempts, row.agents) for row in workers.rows] == [
+        ("w2", 4, {"beta": 3, "exam": 1}),
+        ("w10", 3, {"alpha": 3}),
+        (None, 7, {"alpha": 2, "gamma": 3, "exam": 2}),
+    ]
+
+
+def test_where_attempts_ran_in_markdown_terminal_and_json() -> None:
+    report = on_a_cluster()
+    markdown = render_markdown(report)
+    assert "\n## Where attempts ran\n" in markdown
+    assert markdown.index("## Cost and tokens") < markdown.index("## Where attempts ran")
+    assert "| Worker | By agent | Attempts |" in markdown
+    assert "| w2 | beta 3, exam 1 | 4 |" in markdown
+    assert "| this machine | alpha 2, gamma 3, exam 2 | 7 |" in markdown
+    terminal = terminal_text(report, 80)
+    assert max(len(line) for line in terminal.splitlines()) <= 80
+    section = terminal[terminal.index("Where attempts ran") :]
+    rows = [line.split() for line in section.splitlines()[3:6]]
+    assert [[word for word in row if word != "│"] for row in rows] == [
+        ["w2", "beta", "3,", "exam", "1", "4"],
+        ["w10", "alpha", "3", "3"],
+        ["this", "machine", "alpha", "2,", "gamma", "3,", "exam", "2", "7"],
+    ]
+    data = json.loads(render_json(report))
+    assert data["schema_version"] == 6
+    assert data["workers"]["rows"][0] == {"worker": "w2", "attempts": 4,
+                                          "agents": {"beta": 3, "exam": 1}}  # fmt: skip
+    assert data["workers"]["rows"][2]["worker"] is None
+    assert Report.model_validate_json(render_json(report)) == report
+
+
 def test_task_rows_for_drill_down(report: Report) -> None:
     rows = {row.task: row for row in report.tasks}
     assert list(rows) == ["t1", "t2", "t3", "t4"]

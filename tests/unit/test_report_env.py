@@ -164,7 +164,7 @@ def test_bug_sections_count_bug_tasks_alone_and_the_cost_counts_everything() -> 
 def test_the_env_section_traces_every_figure_to_its_task(report: Report) -> None:
     env = report.env
     assert env is not None
-    assert report.schema_version == REPORT_SCHEMA_VERSION == 5
+    assert report.schema_version == REPORT_SCHEMA_VERSION == 6
     assert [(g.reason, g.tasks) for g in env.funnel.controls_failed] == [
         ("controls failed: the files as written already install and run", ["broken"])
     ]

@@ -169,7 +169,11 @@ def patch_view(attempt: Attempt, *, env: bool = False) -> RenderableType:
     return Group(*parts, *notes)
 
 
-def summary_view(attempt: Attempt | None, phase: str, seconds: float | None) -> RenderableType:
+def summary_view(
+    attempt: Attempt | None, phase: str, seconds: float | None, worker: str | None = None
+) -> RenderableType:
+    """The attempt's facts: from its record once it ended, before that from the run
+    (`worker`: the cluster's worker its agent runs on, None on this machine)."""
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")
     facts.add_column()
@@ -178,6 +182,9 @@ def summary_view(attempt: Attempt | None, phase: str, seconds: float | None) -> 
         facts.add_row("why", Text(inert(attempt.detail)))
     if seconds is not None:
         facts.add_row("time", look.clock(seconds))
+    ran_on = attempt.worker if attempt is not None else worker
+    if ran_on is not None:
+        facts.add_row("ran on" if attempt is not None else "runs on", look.place(ran_on))
     if attempt is None:
         facts.add_row("record", Text("written when the attempt ends", style="dim"))
         return facts
@@ -312,7 +319,9 @@ class AttemptScreen(BoutScreen):
         shown = (phase, record is not None)
         if shown != self._summary_for or record is None:
             self._summary_for = shown
-            self.query_one("#attempt-summary", Static).update(summary_view(record, phase, seconds))
+            worker = view.worker if view is not None else None
+            summary = summary_view(record, phase, seconds, worker)
+            self.query_one("#attempt-summary", Static).update(summary)
 
     def _show_repair(self) -> None:
         """The repair once scored, and its logs read again when it changed."""

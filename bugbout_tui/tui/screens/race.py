@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
@@ -12,6 +13,8 @@ from textual.containers import Container
 from textual.message import Message
 from textual.widgets import Static
 
+from bugbout_tui.core import look
+from bugbout_tui.core.events import ClusterChanged
 from bugbout_tui.core.models import attempt_name
 from bugbout_tui.core.text import inert_line
 from bugbout_tui.engine.race import RETRYABLE
@@ -116,6 +119,17 @@ def race_summary(state: BoutState) -> Text:
     return line
 
 
+def cluster_line(cluster: ClusterChanged, width: int = 0) -> Text:
+    """The cluster's state under the counts line, in `width` cells: its address gives way
+    before the counts of workers, busy and lost would be cut."""
+    line = look.cluster_text(cluster)
+    if width and cell_len(line.plain) > width:
+        line = look.cluster_text(cluster, address=False)
+    line.no_wrap = True
+    line.overflow = "ellipsis"
+    return line
+
+
 class LaneBoard(Container):
     """Where the lanes go. Its width, not the window's, decides how they are laid out:
     the keys panel (?) takes a part of the window."""
@@ -156,6 +170,7 @@ class RaceScreen(BoutScreen):
 
     def body(self) -> ComposeResult:
         yield Static(id="race-summary")
+        yield Static(id="race-cluster")
         yield Static(id="lane-switcher")
         yield LaneBoard(id="lanes", classes="-columns")
         yield Static(id="race-empty")
@@ -168,6 +183,7 @@ class RaceScreen(BoutScreen):
         part of every lane, so no part of a frame contradicts another."""
         state = self.session.state
         self.query_one("#race-summary", Static).update(race_summary(state), layout=False)
+        self._show_cluster(state)
         empty = self.query_one("#race-empty", Static)
         empty.display = not state.lanes
         self.query_one("#lanes").display = bool(state.lanes)
@@ -186,6 +202,13 @@ class RaceScreen(BoutScreen):
                 continue
             capacity = project.config.run.capacity(quota) if project is not None else 1
             box.show(lane, state, self.session.outputs, now, capacity, wall, self._env)
+
+    def _show_cluster(self, state: BoutState) -> None:
+        """The line of the cluster the run works on; none for a run on this machine."""
+        line = self.query_one("#race-cluster", Static)
+        line.display = state.cluster is not None
+        if state.cluster is not None:
+            line.update(cluster_line(state.cluster, line.content_size.width), layout=False)
 
     def _sync_lanes(self, state: BoutState) -> None:
         container = self.query_one("#lanes", Container)

@@ -88,7 +88,8 @@ def attempt_row(
 ) -> Text:
     """One attempt as a line of the lane's list. An attempt on an environment task whose
     repair is scored ends as its repair did (installed and ran, install failed, …): that
-    is its result, where the agent's own ending says little."""
+    is its result, where the agent's own ending says little. The cluster's worker its
+    agent runs or ran on comes last, the part a narrow lane cuts first."""
     phase = shown_phase(view, ended)
     ended_as = look.phase(phase)
     repaired = env.repairs.get(view.attempt)
@@ -102,6 +103,8 @@ def attempt_row(
         line.append(f"  {look.clock(took)}", style="dim")
     if phase not in ("queued", "running"):
         line.append(f"  {ended_as.word}", style=ended_as.style)
+    if view.worker is not None:
+        line.append(f"  on {look.place(view.worker)}", style="cyan")
     return line
 
 
@@ -296,6 +299,8 @@ class LaneBox(Container):
             took = elapsed(view, now)
             if took is not None:
                 second.append(f" · {look.clock(took)}", style="yellow")
+            if view.worker is not None:
+                second.append(f" · on {look.place(view.worker)}", style="cyan")
             tokens = look.tokens_text(view.input_tokens, view.output_tokens)
             if tokens:
                 second.append(f" · {tokens}", style="dim")
