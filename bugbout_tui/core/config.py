@@ -445,8 +445,9 @@ class RunConfig(_Section):
     """How long a lane parked on a usage limit may wait for its window to reopen and
     then resume within the run; None: it parks until a later run."""
     cluster: str | None = None
-    """The address of a Dask scheduler whose workers make the bout's test runs
-    (`--cluster` and `BUGBOUT_CLUSTER` override it); None: this machine alone."""
+    """The address of a Dask scheduler whose workers make the bout's test runs, and the
+    attempts of the agents they declare (`--cluster` and `BUGBOUT_CLUSTER` override
+    it); None: this machine alone."""
 
     @field_validator("cluster")
     @classmethod

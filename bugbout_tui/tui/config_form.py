@@ -82,8 +82,8 @@ SECTIONS: dict[str, tuple[FieldSpec, ...]] = {
         FieldSpec("quotas", "toml", "runs at once per quota, a TOML table", "{} (one each)"),
         FieldSpec("wait-for-quota", "text", "how long a lane on a usage limit may wait for "
                   "its window to reopen, e.g. 6h", "off"),
-        FieldSpec("cluster", "text", "a Dask scheduler whose workers make the test runs, "
-                  "e.g. tcp://host:8786", "this machine"),
+        FieldSpec("cluster", "text", "a Dask scheduler whose workers run the tests and the "
+                  "agents they declare, e.g. tcp://host:8786", "this machine"),
         FieldSpec("max-patch-files", "int", "more changed files: the attempt is oversized",
                   "5000"),
         FieldSpec("max-patch-bytes", "int", "more changed bytes: the attempt is oversized",
