@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from bugbout_tui.agents.base import RunReport
+from bugbout_tui.agents.base import STDERR_LOG, STDOUT_LOG, RunReport
 from bugbout_tui.core.config import Config
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.models import Task
@@ -48,9 +48,13 @@ from bugbout_tui.infra.cluster_worker import (
 from bugbout_tui.infra.sandbox import select_sandbox
 
 LOGS_LIMIT = 16 * 1024 * 1024
-"""The most of an attempt's logs that comes back from a worker, per file: its end."""
+"""The most of an attempt's log file that comes back from a worker: its end."""
+LOGS_TOTAL = 64 * 1024 * 1024
+"""The most of an attempt's logs that comes back at all; files past it stay behind."""
 _LINES_EVERY = 0.25
 """Seconds the worker gathers an agent's lines for before sending them on."""
+_FIRST = (STDOUT_LOG, STDERR_LOG, "prompt.md")
+"""What of a log directory comes back first, before any file the agent wrote there."""
 WORKER_LOST = "worker lost"
 """How the detail of an attempt whose worker left the cluster begins."""
 
@@ -260,10 +264,12 @@ class _Lines:
 
 def _pack(logdir: Path) -> bytes:
     """The log directory as a compressed tar, each file cut to its last `LOGS_LIMIT`
-    bytes; only regular files and directories (the agent may have written there)."""
+    bytes and all to `LOGS_TOTAL`, the standard streams first; only regular files and
+    directories (the agent may have written there)."""
     buffer = io.BytesIO()
+    room = LOGS_TOTAL
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for path in sorted(logdir.rglob("*")):
+        for path in sorted(logdir.rglob("*"), key=lambda p: (p.name not in _FIRST, p)):
             if path.is_symlink() or not (path.is_file() or path.is_dir()):
                 continue
             name = path.relative_to(logdir).as_posix()
@@ -271,9 +277,13 @@ def _pack(logdir: Path) -> bytes:
                 tar.add(path, arcname=name, recursive=False)
                 continue
             size = path.stat().st_size
+            keep = min(size, LOGS_LIMIT, room)
+            if keep <= 0:
+                continue
             with path.open("rb") as handle:
-                handle.seek(max(0, size - LOGS_LIMIT))
-                data = handle.read()
+                handle.seek(size - keep)
+                data = handle.read(keep)
+            room -= len(data)
             info = tarfile.TarInfo(name)
             info.size = len(data)
             info.mtime = int(time.time())

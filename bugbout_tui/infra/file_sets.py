@@ -68,13 +68,20 @@ def changes(tree: Path, origin: Path | None) -> FileSet:
 
 
 def lay_down(files: FileSet, root: Path) -> None:
-    """Make `root` hold `files`: over what it has, removing what they delete."""
+    """Make `root` hold `files`: over what it has, removing what they delete.
+
+    Raises:
+        ValueError: an entry's path leads out of `root`.
+    """
     for entry in files.entries:
+        parts = Path(entry.path).parts
+        if not parts or Path(entry.path).is_absolute() or ".." in parts:
+            raise ValueError(f"{entry.path!r} is not a path inside a tree")
         target = root / entry.path
         _clear(target, keep_dir=entry.kind == "dir")
         if entry.kind == "deleted":
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
+        _make_parent(root, target)
         if entry.kind == "dir":
             target.mkdir(exist_ok=True)
         elif entry.kind == "link":
@@ -128,6 +135,17 @@ def _same(path: Path, other: Path) -> bool:
     return (mine.st_mode & 0o100) == (theirs.st_mode & 0o100) and filecmp.cmp(
         path, other, shallow=False
     )
+
+
+def _make_parent(root: Path, target: Path) -> None:
+    """The folders above `target`, a file or link standing where one goes removed (a
+    path the tree turned from a file into a folder)."""
+    folder = root
+    for part in target.relative_to(root).parts[:-1]:
+        folder = folder / part
+        if os.path.lexists(folder) and (folder.is_symlink() or not folder.is_dir()):
+            folder.unlink()
+        folder.mkdir(exist_ok=True)
 
 
 def _clear(target: Path, *, keep_dir: bool) -> None:
