@@ -1,9 +1,10 @@
 """A real Dask cluster on this machine for the tests: a scheduler and worker processes.
 
-Each worker is its own `dask worker` process, with no nanny (so killing it loses it, as
-a machine going down would), its own `BUGBOUT_HOME`, and, through bubblewrap, no view of
-the directories it is given as hidden: the coordinator's project and home are an empty
-directory to it, as on another machine.
+Each worker is its own `dask worker` process, with no nanny, in a PID namespace of its
+own, so killing it ends everything it started, as a machine going down would; it has its
+own `BUGBOUT_HOME` and, through bubblewrap, no view of the directories it is given as
+hidden: the coordinator's project and home are an empty directory to it, as on another
+machine.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class LocalMachines:
         env.pop("BUGBOUT_CLUSTER", None)
         log = (self.logs / f"{name}.log").open("ab")
         self.workers[name] = subprocess.Popen(
-            [bwrap, "--dev-bind", "/", "/", *walls, *argv],
+            [bwrap, "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc", *walls, *argv],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,

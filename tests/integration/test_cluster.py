@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -289,3 +290,57 @@ def test_an_attempt_on_a_lost_worker_is_recorded_lost_and_run_again_only_when_as
     for name, attempt in before.items():
         if attempt.status not in ("crashed", "quota", "timeout"):
             assert after[name].started_at == attempt.started_at, f"{name} ran twice"
+
+
+SLEEPER = "bugbout-test-sleeper"
+"""What the sleeping agent's command line says, so the test finds its process."""
+
+
+def sleepers() -> list[int]:
+    """The sleeping agents running on this machine, by process id."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if SLEEPER.encode() in words:
+            found.append(int(entry.name))
+    return found
+
+
+def test_stopping_the_coordinator_stops_its_agents_on_the_workers(tmp_path: Path) -> None:
+    coordinator = tmp_path / "coordinator"
+    demo = make_demo(coordinator, coordinator / "home")
+    home = coordinator / "home"
+    sleep = ["import time; time.sleep(600)", SLEEPER]
+    with (demo / "bugbout.toml").open("a") as config:
+        config.write(
+            '\n[[contestants]]\nagent = "command"\nname = "sleeper"\nquota = "lane-c"\n'
+            f"command = {json.dumps([sys.executable, '-c', *sleep])}\n"
+        )
+    with local_machines(tmp_path / "logs") as machines:
+        machines.start_worker("w1", tmp_path / "w1", hidden=[coordinator], resources=AGENTS_W1)
+        machines.start_worker(
+            "w2", tmp_path / "w2", hidden=[coordinator], resources=["agent:sleeper"]
+        )
+        bout = start_bout(demo, home, "--project", str(demo), "run", "--cluster", machines.address)
+        first = follow(
+            demo, bout, lambda e: isinstance(e, AttemptStarted) and e.attempt.endswith("/sleeper")
+        )
+        assert first.worker == "w2"
+        deadline = time.monotonic() + 30
+        while not sleepers() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sleepers(), "the sleeping agent runs on w2"
+        bout.send_signal(signal.SIGINT)
+        bout.communicate(timeout=120)
+        deadline = time.monotonic() + 20
+        while sleepers() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not sleepers(), "the worker's agent outlived the bout"
+    assert first.attempt not in stored_attempts(demo)  # in flight: nothing kept of it
+    (last,) = journal(demo)[-1:]
+    assert last.type == "bout-finished" and last.outcome == "stopped"
