@@ -206,7 +206,7 @@ class Cluster:
             return self._recipes[environment.key]
 
     async def run(self, unit: TestUnit, *, on: str | None = None) -> UnitResult:
-        """`unit`'s result, made on any worker (on worker `on` only, when given).
+        """`unit`'s result, made on any worker (on worker `on` when given and still there).
 
         A unit cancelled here is cancelled on the cluster; one already running there
         goes on until it ends or the bout's stop is set (see `close`).
@@ -217,7 +217,10 @@ class Cluster:
         return result
 
     async def _submit(self, unit: TestUnit, data: bytes | None, on: str | None) -> UnitResult:
-        where: dict[str, Any] = {"workers": [on]} if on is not None else {}
+        # Worker `on` if it is still there; a unit is never left waiting for a lost one.
+        where: dict[str, Any] = (
+            {"workers": [on], "allow_other_workers": True} if on is not None else {}
+        )
         future = self.submit(run_test_unit, unit, data, kind="test", **where)
         try:
             result = await future

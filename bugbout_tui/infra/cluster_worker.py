@@ -173,8 +173,11 @@ async def environment_for(recipe: EnvRecipe, home: Path) -> Environment:
         return Environment(python=python, root=None, key=str(python), built=False)
     if recipe.pins is None:
         raise BugboutError("A unit came without an environment to run in.")
+    pins = recipe.pins
+    if pins.interpreter is not None and not os.access(pins.interpreter, os.X_OK):
+        pins = pins.model_copy(update={"interpreter": None})  # uv finds the version here
     try:
-        return await ensure_pinned(find_uv(), recipe.pins, envs=home / "envs")
+        return await ensure_pinned(find_uv(), pins, envs=home / "envs")
     except BuildFailed as exc:
         raise BugboutError(f"This worker could not build the test environment: {exc}") from None
 

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from clusterkit import local_machines
 from terminals import bugbout, clean_env
+from test_dated_env import configure, geom_history, index  # noqa: F401 (a fixture)
 
 from bugbout_tui.core.events import AttemptStarted, parse_event
 from bugbout_tui.core.events import TestRunFinished as RunFinished
@@ -30,6 +31,7 @@ from bugbout_tui.core.models import Attempt, Matrix, OracleSet, ResolutionSet
 from bugbout_tui.core.store import Store
 from bugbout_tui.demo.project import STATE_DIR, build_demo
 from bugbout_tui.engine.cluster_attempts import WORKER_LOST
+from bugbout_tui.infra.package_index import PackageIndex
 from bugbout_tui.rules.judge import VerdictSet
 
 pytestmark = pytest.mark.slow
@@ -344,3 +346,31 @@ def test_stopping_the_coordinator_stops_its_agents_on_the_workers(tmp_path: Path
     assert first.attempt not in stored_attempts(demo)  # in flight: nothing kept of it
     (last,) = journal(demo)[-1:]
     assert last.type == "bout-finished" and last.outcome == "stopped"
+
+
+def test_dated_environments_are_built_on_the_workers(
+    tmp_path: Path,
+    home: Path,
+    index: PackageIndex,  # noqa: F811 (the fixture imported above)
+) -> None:
+    repo = geom_history(tmp_path / "geom")
+    configure(repo)
+    with local_machines(tmp_path / "logs") as machines:
+        machines.start_worker("w1", tmp_path / "w1", hidden=[repo.root, home])
+        result = bugbout(
+            "--project", str(repo.root), "run", "--until", "ground-truth",
+            "--cluster", machines.address, home=home, timeout=600,
+            UV_DEFAULT_INDEX=index.url, UV_CACHE_DIR=str(tmp_path / "uv-cache"),
+            UV_PYTHON_DOWNLOADS="never",
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    found = OracleSet.model_validate_json((repo.root / ".bugbout" / "oracles.json").read_text())
+    # the old fixes pass only with shapes 1.0, the new one only with 2.0: each ran in its
+    # dated environment, which the worker made from the pins
+    assert {task: oracle.scored for task, oracle in found.oracles.items()} == {
+        "geom-1": True, "geom-2": True, "geom-3": True,
+    }  # fmt: skip
+    built = sorted(path.name for path in (tmp_path / "w1" / "envs").glob("dated-*"))
+    assert len(built) == 2
+    runs = [e for e in journal(repo.root) if isinstance(e, RunFinished)]
+    assert runs and {e.worker for e in runs} == {"w1"}
