@@ -43,6 +43,7 @@ from bugbout_tui.infra.cluster_worker import (
     environment_for,
     repository,
     repository_path,
+    watch_stops,
     worker_context,
 )
 from bugbout_tui.infra.sandbox import select_sandbox
@@ -196,17 +197,17 @@ async def _run_agent(
         return AttemptResult(worker=worker, not_started=too_long)
     lines = _Lines(unit.attempt, say)
     stop = asyncio.Event()
-    watcher = asyncio.create_task(_watch(stops, stop))
+    watched = watch_stops(stops, stop.set)
     flusher = asyncio.create_task(lines.every(_LINES_EVERY))
     try:
         result = await agents.run(launch, argv, on_line=lines.add, stop=stop)
     except OSError as exc:
         return AttemptResult(worker=worker, not_started=f"{argv[0]}: {exc.strerror or exc}")
     finally:
-        for task in (watcher, flusher):
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+        watched()
+        flusher.cancel()
+        with contextlib.suppress(BaseException):
+            await flusher
         lines.flush()
     ran = AttemptResult(
         worker=worker,
@@ -223,18 +224,6 @@ async def _run_agent(
         problem = exc.message if isinstance(exc, BugboutError) else str(exc)
         return ran.model_copy(update={"unread": problem})
     return ran.model_copy(update={"patch": patch, "report": report})
-
-
-async def _watch(stops: tuple[Any, Any], stop: asyncio.Event) -> None:
-    """Set `stop` once the bout or this attempt is stopped on the coordinator."""
-    events = [event for event in stops if event is not None]
-    if not events:
-        return
-    while not stop.is_set():
-        for event in events:
-            if await asyncio.to_thread(event.wait, 0.5):
-                stop.set()
-                return
 
 
 class _Lines:

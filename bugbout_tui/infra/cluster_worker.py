@@ -14,8 +14,9 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -65,23 +66,40 @@ def worker_context(stop_name: str) -> tuple[tuple[str, str], Any]:
 
 async def _stoppable(work: Awaitable[T], stop: Any) -> T:
     """`work`, cancelled (its processes killed) as soon as the bout's stop is set."""
-    if stop is None:
-        return await work
     main = asyncio.ensure_future(work)
-
-    async def watch() -> None:
-        while not main.done():
-            if await asyncio.to_thread(stop.wait, _STOP_POLL):
-                main.cancel()
-                return
-
-    watcher = asyncio.ensure_future(watch())
+    done = watch_stops([stop], main.cancel)
     try:
         return await main
     finally:
-        watcher.cancel()
-        with contextlib.suppress(BaseException):
-            await watcher
+        done()
+
+
+def watch_stops(events: Sequence[Any], on_stop: Callable[[], object]) -> Callable[[], None]:
+    """Call `on_stop` in the running loop once any of the cluster's `events` is set;
+    the returned function ends the watch.
+
+    The watch waits on the scheduler in a daemon thread of its own: a unit that ends
+    neither waits for it to notice (as a loop's own executor would make it wait, up to
+    the poll, at every unit's end) nor keeps it.
+    """
+    loop = asyncio.get_running_loop()
+    ended = threading.Event()
+    watched = [event for event in events if event is not None]
+
+    def watch() -> None:
+        while watched and not ended.is_set():
+            for event in watched:
+                try:
+                    hit = event.wait(_STOP_POLL)
+                except Exception:  # the worker is closing: nothing left to stop
+                    return
+                if hit and not ended.is_set():
+                    with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                        loop.call_soon_threadsafe(on_stop)
+                    return
+
+    threading.Thread(target=watch, name="bugbout-stop-watch", daemon=True).start()
+    return ended.set
 
 
 async def _run(unit: TestUnit, bundle: bytes | None, worker: str) -> UnitResult:
@@ -225,5 +243,6 @@ __all__ = [
     "repository",
     "repository_path",
     "run_test_unit",
+    "watch_stops",
     "worker_context",
 ]
