@@ -41,7 +41,6 @@ from bugbout_tui.infra.git import git_env
 ENV_VAR = "BUGBOUT_CLUSTER"
 """The scheduler's address, when neither `--cluster` nor `[run] cluster` gives one."""
 INSTALL_HINT = 'Install the cluster extra: pip install "bugbout-tui[cluster]"'
-_CONNECT_SECONDS = 20
 _WATCH_SECONDS = 2.0
 """How often the cluster's state is looked at for the race board."""
 
@@ -127,7 +126,8 @@ class Cluster:
         """How many units the cluster runs at once: its workers' threads, as last seen."""
 
     async def open(self) -> None:
-        """Connect, and bundle the repository (sent only to workers that lack it).
+        """Connect, and bundle the repository (sent only to workers that lack it). How
+        long connecting may take is Dask's `distributed.comm.timeouts.connect`.
 
         Raises:
             ToolMissingError: `distributed` is not installed.
@@ -136,7 +136,7 @@ class Cluster:
         client_type, event_type = _distributed()
         try:
             client = await client_type(
-                self.address, asynchronous=True, timeout=_CONNECT_SECONDS, name="bugbout"
+                self.address, asynchronous=True, name="bugbout"
             )
         except (OSError, TimeoutError, ValueError) as exc:
             raise BugboutError(

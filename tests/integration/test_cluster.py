@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clusterkit import local_machines
+from clusterkit import free_port, local_machines
 from terminals import bugbout, clean_env
 from test_dated_env import configure, geom_history, index  # noqa: F401 (a fixture)
 
@@ -374,3 +374,15 @@ def test_dated_environments_are_built_on_the_workers(
     assert len(built) == 2
     runs = [e for e in journal(repo.root) if isinstance(e, RunFinished)]
     assert runs and {e.worker for e in runs} == {"w1"}
+
+
+def test_an_unreachable_scheduler_is_named_without_a_traceback(tmp_path: Path) -> None:
+    demo = make_demo(tmp_path, tmp_path / "home")
+    address = f"tcp://127.0.0.1:{free_port()}"
+    result = bugbout(
+        "--project", str(demo), "run", "--until", "ground-truth", home=tmp_path / "home",
+        BUGBOUT_CLUSTER=address, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="1s",
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert f"Cannot reach the cluster's scheduler at {address}" in result.stderr
+    assert "dask scheduler" in result.stderr and "Traceback" not in result.stderr

@@ -772,6 +772,20 @@ def test_a_wait_for_quota_that_is_no_duration_names_its_line(repo: Path, value: 
                            'must be a duration such as "6h"'), line  # fmt: skip
 
 
+@pytest.mark.parametrize("value", ['"tcp://10.0.0.5:8786"', '"10.0.0.5:8786"', '"tls://s:8786"'])
+def test_a_cluster_is_a_schedulers_address(repo: Path, value: str) -> None:
+    assert load_config(write(repo, MINIMAL)).run.cluster is None
+    config = load_config(write(repo, MINIMAL + f"[run]\ncluster = {value}\n"))
+    assert config.run.cluster == value.strip('"')
+
+
+@pytest.mark.parametrize("value", ['"tcp://a b:8786"', '"tcp://host:port"', "8786"])
+def test_a_cluster_that_is_no_address_names_its_line(repo: Path, value: str) -> None:
+    (line,) = problems(repo, MINIMAL + f"[run]\ncluster = {value}\n")
+    assert line.startswith("invalid value for 'cluster' in [run] at bugbout.toml:4: "), line
+    assert ("tcp://10.0.0.5:8786" if value.startswith('"') else "text in quotes") in line
+
+
 def test_an_empty_kinds_mines_nothing_and_needs_the_lite_set(repo: Path) -> None:
     assert problems(repo, MINIMAL + "\n[tasks]\nkinds = []\n") == [
         "invalid value for 'kinds' in [tasks] at bugbout.toml:5: is empty, so nothing is "
