@@ -17,13 +17,27 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import pytest
 from distributed import Client
+from terminals import clean_env
+
+from bugbout_tui.core.events import parse_event
+from bugbout_tui.core.models import Attempt
+from bugbout_tui.core.store import Store
+from bugbout_tui.demo.project import build_demo
 
 DASK = str(Path(sys.executable).with_name("dask"))
+WINDOW = 5.0
+"""The rationed agent's refill, shorter than the demo's, as in the demo's own tests."""
+AGENTS_W1 = ("agent:careful", "agent:hasty", "agent:examiner")
+AGENTS_W2 = ("agent:careful", "agent:slow")
+"""What each worker of the demo's cluster declares; the rationed agent, declared by none,
+runs on the coordinator (its usage counter lives in the project's directory)."""
 
 
 def free_port() -> int:
@@ -123,3 +137,52 @@ def local_machines(logs: Path) -> Iterator[LocalMachines]:
         yield machines
     finally:
         machines.stop()
+
+
+# ---------------------------------------------------------------- the demo on them
+
+
+def make_demo(root: Path, home: Path) -> Path:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BUGBOUT_HOME", str(home))
+        build_demo(root / "demo", window=WINDOW)
+    return root / "demo"
+
+
+def journal(demo: Path) -> list[Any]:
+    path = Store(demo).events_path
+    return [parse_event(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def stored_attempts(demo: Path) -> dict[str, Attempt]:
+    store = Store(demo)
+    found = {}
+    for path in store.attempts_dir.glob("*/*.json"):
+        attempt = store.read(path, Attempt)
+        assert attempt is not None
+        found[attempt.id] = attempt
+    return found
+
+
+def follow(demo: Path, bout: subprocess.Popen[str], seen: Callable[[Any], bool]) -> Any:
+    """The first event of the bout's journal that `seen` picks, waiting for it."""
+    deadline = time.monotonic() + 300
+    path = Store(demo).events_path
+    while time.monotonic() < deadline:
+        if path.exists():
+            for event in journal(demo):
+                if seen(event):
+                    return event
+        assert bout.poll() is None, "the bout ended before the event came"
+        time.sleep(0.05)
+    raise AssertionError("the event never came")
+
+
+def start_bout(demo: Path, home: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "bugbout_tui", *args],
+        env=clean_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )

@@ -1,5 +1,5 @@
 """A bout on a Dask cluster: the demo on two worker processes, against the same demo run
-on this machine alone, and workers lost mid-bout.
+on this machine alone; dated environments built on a worker; a scheduler not there.
 
 The cluster is real (a `dask scheduler` and `dask worker` processes on 127.0.0.1); each
 worker has its own `BUGBOUT_HOME` and cannot see the coordinator's directory, which holds
@@ -11,45 +11,33 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import signal
-import subprocess
-import sys
-import time
-from collections.abc import Callable
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from clusterkit import free_port, local_machines
-from terminals import bugbout, clean_env
+from clusterkit import (
+    AGENTS_W1,
+    AGENTS_W2,
+    free_port,
+    journal,
+    local_machines,
+    make_demo,
+    stored_attempts,
+)
+from terminals import bugbout
 from test_dated_env import configure, geom_history, index  # noqa: F401 (a fixture)
 
-from bugbout_tui.core.events import AttemptStarted, parse_event
+from bugbout_tui.core.events import AttemptFinished, AttemptQueued, AttemptStarted
 from bugbout_tui.core.events import TestRunFinished as RunFinished
 from bugbout_tui.core.models import Attempt, Matrix, OracleSet, ResolutionSet
 from bugbout_tui.core.store import Store
-from bugbout_tui.demo.project import STATE_DIR, build_demo
-from bugbout_tui.engine.cluster_attempts import WORKER_LOST
 from bugbout_tui.infra.package_index import PackageIndex
 from bugbout_tui.rules.judge import VerdictSet
 
 pytestmark = pytest.mark.slow
 
 CLOCK = re.compile(r"\d\d:\d\d:\d\d")
-WINDOW = 5.0
-"""The rationed agent's refill, shorter than the demo's, as in the demo's own tests."""
-AGENTS_W1 = ("agent:careful", "agent:hasty", "agent:examiner")
-AGENTS_W2 = ("agent:careful", "agent:slow")
-"""What each worker declares; the rationed agent, declared by none, runs on the
-coordinator (its usage counter lives in the project's directory)."""
-
-
-def make_demo(root: Path, home: Path) -> Path:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("BUGBOUT_HOME", str(home))
-        build_demo(root / "demo", window=WINDOW)
-    return root / "demo"
 
 
 def records(demo: Path) -> dict[str, Any]:
@@ -101,19 +89,20 @@ def _outcomes(cells: dict[str, Any]) -> dict[str, str]:
     return {test: cell.outcome for test, cell in cells.items()}
 
 
-def journal(demo: Path) -> list[Any]:
-    path = Store(demo).events_path
-    return [parse_event(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def stored_attempts(demo: Path) -> dict[str, Attempt]:
-    store = Store(demo)
-    found = {}
-    for path in store.attempts_dir.glob("*/*.json"):
-        attempt = store.read(path, Attempt)
-        assert attempt is not None
-        found[attempt.id] = attempt
-    return found
+def peaks(events: list[Any]) -> dict[str, int]:
+    """The most attempts each quota lane ran at once, by the journal."""
+    lane = {e.attempt: e.quota for e in events if isinstance(e, AttemptQueued)}
+    running: Counter[str] = Counter()
+    most: Counter[str] = Counter()
+    begun = set()
+    for event in events:
+        if isinstance(event, AttemptStarted):
+            begun.add(event.attempt)
+            running[lane[event.attempt]] += 1
+            most[lane[event.attempt]] = max(most[lane[event.attempt]], running[lane[event.attempt]])
+        elif isinstance(event, AttemptFinished) and event.attempt in begun:
+            running[lane[event.attempt]] -= 1
+    return dict(most)
 
 
 @pytest.fixture(scope="module")
@@ -161,6 +150,8 @@ def test_the_demo_on_two_workers_stores_what_it_stores_on_one_machine(
     assert by_agent["rationed"] == {None}
     started = [e for e in events if isinstance(e, AttemptStarted) and e.worker is not None]
     assert {e.worker for e in started} == {"w1", "w2"}
+    # the quota lanes held across the cluster: lane-a runs 2 at once, lane-b 1
+    assert peaks(events) == {"lane-a": 2, "lane-b": 1}
     # the repository reached each worker once, as a bundle kept by its content
     for home in homes:
         (kept,) = (home / "cluster" / "repos").iterdir()
@@ -189,163 +180,6 @@ def _without_times(value: Any) -> Any:
     if isinstance(value, list):
         return [_without_times(v) for v in value]
     return value
-
-
-# ---------------------------------------------------------------- workers lost mid-bout
-
-
-def follow(demo: Path, bout: subprocess.Popen[str], seen: Callable[[Any], bool]) -> Any:
-    """The first event of the bout's journal that `seen` picks, waiting for it."""
-    deadline = time.monotonic() + 300
-    path = Store(demo).events_path
-    while time.monotonic() < deadline:
-        if path.exists():
-            for event in journal(demo):
-                if seen(event):
-                    return event
-        assert bout.poll() is None, "the bout ended before the event came"
-        time.sleep(0.05)
-    raise AssertionError("the event never came")
-
-
-def start_bout(demo: Path, home: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "bugbout_tui", *args],
-        env=clean_env(home),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def test_test_runs_of_a_lost_worker_are_made_by_another(local_run: Path, tmp_path: Path) -> None:
-    coordinator = tmp_path / "coordinator"
-    demo = make_demo(coordinator, coordinator / "home")
-    with local_machines(tmp_path / "logs") as machines:
-        machines.start_worker("w1", tmp_path / "w1", hidden=[coordinator], threads=1)
-        machines.start_worker("w2", tmp_path / "w2", hidden=[coordinator], threads=1)
-        bout = start_bout(
-            demo, coordinator / "home", "--project", str(demo), "run", "--until", "ground-truth",
-            "--cluster", machines.address,
-        )  # fmt: skip
-        follow(demo, bout, lambda e: isinstance(e, RunFinished) and e.worker == "w2")
-        machines.kill("w2")
-        _, err = bout.communicate(timeout=300)
-    assert bout.returncode == 0, err
-    assert records_of_ground_truth(demo) == records_of_ground_truth(local_run)
-
-
-def records_of_ground_truth(demo: Path) -> Any:
-    store = Store(demo)
-    oracles = store.read(store.oracles_path, OracleSet)
-    assert oracles is not None
-    return {t: (o.fail_to_pass, o.pass_to_pass, o.scored) for t, o in oracles.oracles.items()}
-
-
-def test_an_attempt_on_a_lost_worker_is_recorded_lost_and_run_again_only_when_asked(
-    local_run: Path, tmp_path: Path
-) -> None:
-    coordinator = tmp_path / "coordinator"
-    demo = make_demo(coordinator, coordinator / "home")
-    home = coordinator / "home"
-    with local_machines(tmp_path / "logs") as machines:
-        machines.start_worker("w1", tmp_path / "w1", hidden=[coordinator], resources=AGENTS_W1)
-        machines.start_worker("w2", tmp_path / "w2", hidden=[coordinator], resources=["agent:slow"])
-        bout = start_bout(demo, home, "demo", str(demo), "--cluster", machines.address)
-        first = follow(
-            demo,
-            bout,
-            lambda e: isinstance(e, AttemptStarted) and e.attempt.endswith("/slow"),
-        )
-        assert first.worker == "w2"
-        machines.kill("w2")
-        machines.start_worker("w3", tmp_path / "w3", hidden=[coordinator], resources=["agent:slow"])
-        _, err = bout.communicate(timeout=600)
-        assert bout.returncode == 0, err
-        before = stored_attempts(demo)
-        lost = before[first.attempt]
-        assert lost.status == "crashed" and lost.worker == "w2"
-        assert lost.detail is not None and lost.detail.startswith(f"{WORKER_LOST}: w2")
-        # it was not started again by anyone: one start of it in the whole journal
-        starts = [e for e in journal(demo) if isinstance(e, AttemptStarted)]
-        assert [e.attempt for e in starts].count(first.attempt) == 1
-        # every other attempt ended as on one machine
-        expected = stored_attempts(local_run)
-        assert set(before) == set(expected)
-        for name, attempt in before.items():
-            if name != first.attempt:
-                assert attempt.status == expected[name].status, name
-        # The rationed agent's ten-minute cap parked the lane it shares with the slow
-        # one until its reset; the plan is let refill and the reset pass, as if it had.
-        shutil.rmtree(demo / STATE_DIR)
-        (demo / STATE_DIR).mkdir()
-        Store(demo).lanes_path.unlink()
-        retried = bugbout(
-            "--project", str(demo), "run", "--retry-failed", "--cluster", machines.address,
-            home=home, timeout=600,
-        )  # fmt: skip
-    assert retried.returncode == 0, retried.stderr
-    after = stored_attempts(demo)
-    assert after[first.attempt].status == "finished"
-    assert after[first.attempt].worker == "w3"
-    assert after[first.attempt].patch == expected[first.attempt].patch
-    for name, attempt in before.items():
-        if attempt.status not in ("crashed", "quota", "timeout"):
-            assert after[name].started_at == attempt.started_at, f"{name} ran twice"
-
-
-SLEEPER = "bugbout-test-sleeper"
-"""What the sleeping agent's command line says, so the test finds its process."""
-
-
-def sleepers() -> list[int]:
-    """The sleeping agents running on this machine, by process id."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            words = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if SLEEPER.encode() in words:
-            found.append(int(entry.name))
-    return found
-
-
-def test_stopping_the_coordinator_stops_its_agents_on_the_workers(tmp_path: Path) -> None:
-    coordinator = tmp_path / "coordinator"
-    demo = make_demo(coordinator, coordinator / "home")
-    home = coordinator / "home"
-    sleep = ["import time; time.sleep(600)", SLEEPER]
-    with (demo / "bugbout.toml").open("a") as config:
-        config.write(
-            '\n[[contestants]]\nagent = "command"\nname = "sleeper"\nquota = "lane-c"\n'
-            f"command = {json.dumps([sys.executable, '-c', *sleep])}\n"
-        )
-    with local_machines(tmp_path / "logs") as machines:
-        machines.start_worker("w1", tmp_path / "w1", hidden=[coordinator], resources=AGENTS_W1)
-        machines.start_worker(
-            "w2", tmp_path / "w2", hidden=[coordinator], resources=["agent:sleeper"]
-        )
-        bout = start_bout(demo, home, "--project", str(demo), "run", "--cluster", machines.address)
-        first = follow(
-            demo, bout, lambda e: isinstance(e, AttemptStarted) and e.attempt.endswith("/sleeper")
-        )
-        assert first.worker == "w2"
-        deadline = time.monotonic() + 30
-        while not sleepers() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert sleepers(), "the sleeping agent runs on w2"
-        bout.send_signal(signal.SIGINT)
-        bout.communicate(timeout=120)
-        deadline = time.monotonic() + 20
-        while sleepers() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not sleepers(), "the worker's agent outlived the bout"
-    assert first.attempt not in stored_attempts(demo)  # in flight: nothing kept of it
-    (last,) = journal(demo)[-1:]
-    assert last.type == "bout-finished" and last.outcome == "stopped"
 
 
 def test_dated_environments_are_built_on_the_workers(
