@@ -31,7 +31,10 @@ from bugbout_tui.core.events import TestRunFinished as RunFinished
 from bugbout_tui.core.models import OracleSet, TaskSet
 from bugbout_tui.core.store import Store
 from bugbout_tui.demo.project import STATE_DIR
+from bugbout_tui.engine.bout import Bout
 from bugbout_tui.engine.cluster_attempts import WORKER_LOST
+from bugbout_tui.engine.project import Project
+from bugbout_tui.engine.race import CANCELLED
 
 pytestmark = pytest.mark.slow
 
@@ -152,16 +155,51 @@ def sleepers() -> list[int]:
     return found
 
 
-def test_stopping_the_coordinator_stops_its_agents_on_the_workers(tmp_path: Path) -> None:
-    coordinator = tmp_path / "coordinator"
-    demo = make_demo(coordinator, coordinator / "home")
-    home = coordinator / "home"
+def add_sleeper(demo: Path) -> None:
+    """A contestant that sleeps ten minutes, in a lane of its own."""
     sleep = ["import time; time.sleep(600)", SLEEPER]
     with (demo / "bugbout.toml").open("a") as config:
         config.write(
             '\n[[contestants]]\nagent = "command"\nname = "sleeper"\nquota = "lane-c"\n'
             f"command = {json.dumps([sys.executable, '-c', *sleep])}\n"
         )
+
+
+def test_an_attempt_cancelled_here_is_ended_on_its_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    coordinator = tmp_path / "coordinator"
+    demo = make_demo(coordinator, coordinator / "home")
+    add_sleeper(demo)
+    monkeypatch.setenv("BUGBOUT_HOME", str(coordinator / "home"))
+    with local_machines(tmp_path / "logs") as machines:
+        machines.start_worker("w1", tmp_path / "w1", hidden=[coordinator], resources=AGENTS_W1)
+        machines.start_worker(
+            "w2", tmp_path / "w2", hidden=[coordinator], resources=["agent:sleeper"]
+        )
+        bout = Bout(Project.load(demo), cluster=machines.address)
+        seen: list[str] = []
+
+        def cancel_sleepers(event: object) -> None:
+            # as the race board's `c` does, on each sleeper as its worker starts it
+            if isinstance(event, AttemptStarted) and event.attempt.endswith("/sleeper"):
+                assert event.worker == "w2"
+                seen.append(event.attempt)
+                bout.cancel_attempt(event.attempt)
+
+        bout.subscribe(cancel_sleepers)
+        bout.run(until="race")
+    assert len(seen) == 6 and not sleepers()
+    for name in seen:
+        attempt = stored_attempts(demo)[name]
+        assert (attempt.status, attempt.detail, attempt.worker) == ("crashed", CANCELLED, "w2")
+
+
+def test_stopping_the_coordinator_stops_its_agents_on_the_workers(tmp_path: Path) -> None:
+    coordinator = tmp_path / "coordinator"
+    demo = make_demo(coordinator, coordinator / "home")
+    home = coordinator / "home"
+    add_sleeper(demo)
     with local_machines(tmp_path / "logs") as machines:
         machines.start_worker("w1", tmp_path / "w1", hidden=[coordinator], resources=AGENTS_W1)
         machines.start_worker(
