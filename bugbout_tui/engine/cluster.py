@@ -135,9 +135,7 @@ class Cluster:
         """
         client_type, event_type = _distributed()
         try:
-            client = await client_type(
-                self.address, asynchronous=True, name="bugbout"
-            )
+            client = await client_type(self.address, asynchronous=True, name="bugbout")
         except (OSError, TimeoutError, ValueError) as exc:
             raise BugboutError(
                 f"Cannot reach the cluster's scheduler at {self.address}: {exc}",
