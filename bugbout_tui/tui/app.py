@@ -29,6 +29,7 @@ from bugbout_tui.core.look import plural
 from bugbout_tui.core.preferences import Preferences, load_preferences, save_preferences
 from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.engine.bout import Bout
+from bugbout_tui.engine.cluster import cluster_address
 from bugbout_tui.engine.project import Project
 from bugbout_tui.engine.race import RETRYABLE
 from bugbout_tui.engine.state import BoutState
@@ -334,11 +335,26 @@ class BugboutApp(App[int]):
             question = confirmation(
                 "Start the bout?",
                 "bugbout carries on from what the store holds: agents run on every task "
-                "still to race, spending their plans' quota." + self._estimate_text(),
+                "still to race, spending their plans' quota."
+                + self._cluster_text()
+                + self._estimate_text(),
                 ("start", "Start"),
                 "Not now",
             )
         self._ask_then(question, "start", lambda: self.start_bout(retry_failed=retry_failed))
+
+    def _cluster_text(self) -> str:
+        """Where the bout will run, when not on this machine alone."""
+        project = self.project
+        if project is None:
+            return ""
+        address = cluster_address(None, project.config.run.cluster)
+        if address is None:
+            return ""
+        return (
+            f" The test runs, and the agents the workers declare, run on the cluster at "
+            f"{inert_line(address)}."
+        )
 
     def _estimate_text(self) -> str:
         """The race's estimate from the store, for the question before a start: it reads

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from clusterrun import ADDRESS, write_journal
 from test_screens import plain, static_text
 from test_sizes import screen_lines
@@ -17,6 +18,7 @@ from bugbout_tui.core.store import Store
 from bugbout_tui.engine.race import attempt_path
 from bugbout_tui.tui.screens.attempt import AttemptScreen
 from bugbout_tui.tui.screens.race import RaceScreen
+from bugbout_tui.tui.widgets.dialogs import Choice
 from bugbout_tui.tui.widgets.lane import LaneBox
 
 
@@ -70,3 +72,20 @@ async def test_below_80_columns_the_cluster_line_keeps_its_counts(calc: Path) ->
         await press_and_settle(pilot, "3")
         lines = screen_lines(app)
     assert "cluster · 2 workers · 1 busy · 1 lost" in lines[3], lines[:5]
+
+
+async def test_the_start_question_says_where_the_bout_runs(
+    calc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = calc_app(calc)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "3")
+        await pilot.press("s")
+        assert isinstance(app.screen, Choice) and "cluster" not in app.screen.text
+        await press_and_settle(pilot, "escape")
+        monkeypatch.setenv("BUGBOUT_CLUSTER", "tcp://10.0.0.5:8786")
+        await pilot.press("s")
+        assert isinstance(app.screen, Choice)
+        assert "run on the cluster at tcp://10.0.0.5:8786" in app.screen.text
+        await press_and_settle(pilot, "escape")
+    assert app.engine is None
