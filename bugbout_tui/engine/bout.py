@@ -30,7 +30,7 @@ from bugbout_tui.core.models import Attempt, Matrix, OracleSet, ResolutionSet, T
 from bugbout_tui.core.trials import agent_of
 from bugbout_tui.engine.agent_run import Entrant
 from bugbout_tui.engine.bus import EventBus
-from bugbout_tui.engine.cluster import Cluster, cluster_address
+from bugbout_tui.engine.cluster import Cluster, check_address, cluster_address
 from bugbout_tui.engine.context import StageContext
 from bugbout_tui.engine.decided import DecisionWatch
 from bugbout_tui.engine.env_controls import EnvControls
@@ -104,6 +104,8 @@ class Bout:
         self._sources: EnvSources | None = None
         self._running_race: Race | None = None
         self.cluster_address = cluster_address(cluster, project.config.run.cluster)
+        if self.cluster_address is not None:
+            check_address(self.cluster_address)
         self._cluster: Cluster | None = None
 
     @classmethod

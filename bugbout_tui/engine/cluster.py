@@ -133,7 +133,7 @@ class Cluster:
             ToolMissingError: `distributed` is not installed.
             BugboutError: the scheduler cannot be reached, or has no worker.
         """
-        client_type, event_type = _distributed()
+        client_type, event_type = distributed_api()
         try:
             client = await client_type(self.address, asynchronous=True, name="bugbout")
         except (OSError, TimeoutError, ValueError) as exc:
@@ -181,7 +181,7 @@ class Cluster:
 
     async def set_event(self, name: str) -> None:
         """Set the cluster-wide event `name` (a stop, a claim)."""
-        _, event_type = _distributed()
+        _, event_type = distributed_api()
         await event_type(name, client=self._connected()).set()
 
     async def bundle_bytes(self) -> bytes:
@@ -308,7 +308,8 @@ async def scheduler_workers(client: Any) -> list[WorkerInfo]:
     ]
 
 
-def _distributed() -> tuple[Any, Any]:
+def distributed_api() -> tuple[Any, Any]:
+    """Dask's client and event types, or the error that says how to install them."""
     try:
         from distributed import Client, Event
     except ImportError:
@@ -334,5 +335,6 @@ __all__ = [
     "bundle",
     "check_address",
     "cluster_address",
+    "distributed_api",
     "scheduler_workers",
 ]

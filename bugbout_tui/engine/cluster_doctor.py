@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from bugbout_tui import __version__
 from bugbout_tui.core.config import Config
 from bugbout_tui.core.errors import BugboutError
-from bugbout_tui.engine.cluster import WorkerInfo, _distributed, scheduler_workers
+from bugbout_tui.engine.cluster import WorkerInfo, distributed_api, scheduler_workers
 from bugbout_tui.engine.doctor import Check, DoctorReport, Progress, diagnose
 from bugbout_tui.engine.environment import environment_at
 from bugbout_tui.engine.project import Project
@@ -91,7 +91,7 @@ async def diagnose_with_cluster(
 
 
 async def _connect(address: str) -> Any:
-    client_type, _ = _distributed()
+    client_type, _ = distributed_api()
     try:
         return await client_type(address, asynchronous=True, name="bugbout-doctor")
     except (OSError, TimeoutError, ValueError) as exc:
