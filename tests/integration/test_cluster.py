@@ -220,3 +220,11 @@ def test_an_unreachable_scheduler_is_named_without_a_traceback(tmp_path: Path) -
     assert result.returncode == 1
     assert f"Cannot reach the cluster's scheduler at {address}" in result.stderr
     assert "dask scheduler" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_cluster_flag_that_is_no_address_is_a_usage_error(tmp_path: Path) -> None:
+    demo = make_demo(tmp_path, tmp_path / "home")
+    result = bugbout("--project", str(demo), "run", "--cluster", "foo", home=tmp_path / "home")
+    assert result.returncode == 2
+    assert "'foo' is not a scheduler address" in result.stderr and "tcp://" in result.stderr
+    assert not (demo / ".bugbout" / "tasks.json").exists()  # nothing ran
