@@ -43,6 +43,9 @@ ENV_VAR = "BUGBOUT_CLUSTER"
 INSTALL_HINT = 'Install the cluster extra: pip install "bugbout-tui[cluster]"'
 _WATCH_SECONDS = 2.0
 """How often the cluster's state is looked at for the race board."""
+DELIVERIES = 3
+"""How many workers may leave, each with the repository just sent to it, before a
+unit gives up."""
 
 
 def cluster_address(flag: str | None, configured: str | None) -> str | None:
@@ -122,6 +125,8 @@ class Cluster:
         self._current: list[WorkerInfo] = []
         self._recipes: dict[str, EnvRecipe] = {}
         self._recipes_lock = asyncio.Lock()
+        self._placed: dict[str, Any] = {}
+        self._placing = asyncio.Lock()
         self.threads = 1
         """How many units the cluster runs at once: its workers' threads, as last seen."""
 
@@ -136,7 +141,7 @@ class Cluster:
         client_type, event_type = distributed_api()
         try:
             client = await client_type(self.address, asynchronous=True, name="bugbout")
-        except (OSError, TimeoutError, ValueError) as exc:
+        except Exception as exc:  # unreachable, refused, or a scheme without its setup
             raise BugboutError(
                 f"Cannot reach the cluster's scheduler at {self.address}: {exc}",
                 hint="Start one with `dask scheduler` (it listens on tcp://HOST:8786) and "
@@ -189,6 +194,36 @@ class Cluster:
         assert self._bundle_path is not None, "open() bundles the repository"
         return await asyncio.to_thread(self._bundle_path.read_bytes)
 
+    async def bundle_on(self, address: str) -> Any:
+        """A future of the repository's bundle, held by the worker at `address`.
+
+        However many of its units ask at once, a cold worker is sent one copy, as data
+        rather than inside a task (the scheduler warns of, and keeps, large tasks);
+        the units that asked are then sent to it. The copy is let go once one of them
+        has laid the repository down there (`delivered`).
+
+        Raises:
+            BugboutError: the worker left the cluster.
+        """
+        async with self._placing:
+            placed = self._placed.get(address)
+            if placed is None:
+                data = await self.bundle_bytes()
+                try:
+                    placed = await self._connected().scatter(data, workers=[address], hash=False)
+                except Exception as exc:  # the worker is gone
+                    raise BugboutError(f"Worker {address} left: {exc!r}") from None
+                self._placed[address] = placed
+            return placed
+
+    def delivered(self, address: str) -> None:
+        """The worker at `address` keeps the repository now: its copy may go."""
+        self._placed.pop(address, None)
+
+    async def holds(self, address: str) -> bool:
+        """Whether the worker at `address` is in the cluster now (asked, not as last seen)."""
+        return address in {worker.address for worker in await self.workers()}
+
     def submit(self, function: Callable[..., Any], *args: Any, kind: str, **where: Any) -> Any:
         """A Dask future of `function(*args)` on a worker; `where` restricts which
         (`workers=`, `resources=`)."""
@@ -209,21 +244,37 @@ class Cluster:
         A unit cancelled here is cancelled on the cluster; one already running there
         goes on until it ends or the bout's stop is set (see `close`).
         """
-        result = await self._submit(unit, None, on)
-        if result.needs_repository:
-            result = await self._submit(unit, await self.bundle_bytes(), on)
-        return result
+        for _ in range(DELIVERIES):
+            result = await self._submit(unit, None, on)
+            if not result.needs_repository:
+                return result
+            on = result.address
+            try:
+                result = await self._submit(unit, await self.bundle_on(on), on)
+            except BugboutError:
+                if await self.holds(on):
+                    raise
+                continue  # it left with the copy it was sent: ask the cluster again
+            self.delivered(on)
+            return result
+        raise BugboutError(
+            f"The workers of the cluster at {self.address} kept leaving before they "
+            "had the repository.",
+            hint="`bugbout doctor --cluster ADDRESS` checks every worker.",
+        )
 
-    async def _submit(self, unit: TestUnit, data: bytes | None, on: str | None) -> UnitResult:
+    async def _submit(self, unit: TestUnit, data: Any, on: str | None) -> UnitResult:
         # Worker `on` if it is still there; a unit is never left waiting for a lost one.
         where: dict[str, Any] = (
             {"workers": [on], "allow_other_workers": True} if on is not None else {}
         )
-        future = self.submit(run_test_unit, unit, data, kind="test", **where)
+        future = None
         try:
+            future = self.submit(run_test_unit, unit, data, kind="test", **where)
             result = await future
         except asyncio.CancelledError:
-            future.cancel()
+            if future is not None:
+                future.cancel()
             raise
         except BugboutError:
             raise
@@ -244,6 +295,7 @@ class Cluster:
             self._watcher.cancel()
             with contextlib.suppress(BaseException):
                 await self._watcher
+        self._placed.clear()
         client, self._client = self._client, None
         if client is None:
             return
@@ -330,6 +382,7 @@ def check_address(address: str) -> str:
 
 
 __all__ = [
+    "DELIVERIES",
     "Cluster",
     "WorkerInfo",
     "bundle",

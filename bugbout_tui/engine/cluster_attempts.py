@@ -37,7 +37,7 @@ from bugbout_tui.core.models import Task
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.core.paths import bugbout_home, known_homes
 from bugbout_tui.engine.agent_run import AgentRun, Entrant, launch_problem
-from bugbout_tui.engine.cluster import Cluster
+from bugbout_tui.engine.cluster import DELIVERIES, Cluster
 from bugbout_tui.infra.cluster_units import EnvRecipe
 from bugbout_tui.infra.cluster_worker import (
     environment_for,
@@ -334,23 +334,44 @@ class RemoteAttempts:
         """`unit` run by a worker that has `resource`; `stop` set ends it there."""
         try:
             result = await self._until_ended(unit, None, resource, stop)
-            if result.needs_repository:
-                data = await self.cluster.bundle_bytes()
-                result = await self._until_ended(unit, data, resource, stop)
-            return result
+            for _ in range(DELIVERIES):
+                if not result.needs_repository:  # said before the claim: nothing ran
+                    return result
+                on = result.address
+                try:
+                    data = await self.cluster.bundle_on(on)
+                except BugboutError:  # that worker left: another may have it
+                    result = await self._until_ended(unit, None, resource, stop)
+                    continue
+                result = await self._until_ended(unit, data, resource, stop, on=on)
+                self.cluster.delivered(on)
+            return AttemptResult(
+                worker="", failed="its workers kept leaving before they had the repository"
+            )
         finally:
             self._where.pop(unit.attempt, None)
 
     async def _until_ended(
-        self, unit: AttemptUnit, data: bytes | None, resource: str, stop: asyncio.Event
+        self,
+        unit: AttemptUnit,
+        data: Any,
+        resource: str,
+        stop: asyncio.Event,
+        *,
+        on: str | None = None,
     ) -> AttemptResult:
-        """The worker's answer; or lost, when its worker leaves the cluster; or cancelled,
-        when `stop` is set before any worker started it."""
+        """The worker's answer (from worker `on`, which holds `data`, when it is still
+        there); or lost, when its worker leaves the cluster; or cancelled, when `stop` is
+        set before any worker started it."""
         from distributed import KilledWorker
 
-        future = self.cluster.submit(
-            run_attempt_unit, unit, data, kind="attempt", resources={resource: 1}
-        )
+        where: dict[str, Any] = {"resources": {resource: 1}}
+        if on is not None:
+            where |= {"workers": [on], "allow_other_workers": True}
+        try:
+            future = self.cluster.submit(run_attempt_unit, unit, data, kind="attempt", **where)
+        except Exception as exc:  # the cluster's connection is gone
+            return AttemptResult(worker="", failed=_said(exc))
         answer = asyncio.ensure_future(_awaited(future))
         stopped = asyncio.ensure_future(stop.wait())
         told = False
