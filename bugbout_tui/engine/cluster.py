@@ -8,7 +8,7 @@ environment from its own caches and runs the unit (`infra/cluster_worker.py`).
 
 The repository goes to a worker only when the worker asks: a unit is first sent without
 it, and a worker that has no repository of that content answers so; the unit is then
-sent again carrying the bundle, which the worker keeps by its content hash. A worker
+sent again to it with the bundle, which the worker keeps by the digest of its refs. A worker
 lost during a unit costs nothing but time: the scheduler gives the unit to another
 (Dask's `allowed-failures`).
 
@@ -58,8 +58,12 @@ def cluster_address(flag: str | None, configured: str | None) -> str | None:
 
 
 def bundle(repo: Path, home: Path | None = None) -> tuple[str, Path]:
-    """The repository as one git bundle of every ref, with its content digest; made once
-    per state of the refs and kept under `BUGBOUT_HOME/cluster/bundles`.
+    """The repository as one git bundle of every ref, with its digest; made once per state
+    of the refs and kept under `BUGBOUT_HOME/cluster/bundles`.
+
+    The digest is of the refs and the objects they name, not of the bundle's bytes: git
+    packs the same history into other bytes after a repack or in another clone, and a
+    worker that keeps the history must know it by the same name, whoever bundled it.
 
     Raises:
         BugboutError: git could not write the bundle.
@@ -71,8 +75,9 @@ def bundle(repo: Path, home: Path | None = None) -> tuple[str, Path]:
         capture_output=True,
         check=False,
     ).stdout
+    digest = hashlib.sha256(refs).hexdigest()
     folder = (home or bugbout_home()) / "cluster" / "bundles"
-    path = folder / f"{hashlib.sha256(str(repo.resolve()).encode() + refs).hexdigest()[:24]}.bundle"
+    path = folder / f"{digest[:24]}.bundle"
     if not path.is_file():
         folder.mkdir(parents=True, exist_ok=True)
         staging = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}")
@@ -89,11 +94,7 @@ def bundle(repo: Path, home: Path | None = None) -> tuple[str, Path]:
             said = made.stderr.strip()
             raise BugboutError(f"git could not bundle {repo} for the cluster: {said}")
         os.replace(staging, path)
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest(), path
+    return digest, path
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,7 @@ class Cluster:
 
     @property
     def repository(self) -> str:
-        """The content digest of the repository's bundle, which units name."""
+        """The digest of the repository's refs and the objects they name, which units name."""
         return self._digest
 
     async def workers(self) -> list[WorkerInfo]:

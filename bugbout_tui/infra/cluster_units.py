@@ -68,7 +68,7 @@ class TestUnit(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     repository: str
-    """The content digest of the repository's bundle."""
+    """The digest of the repository's refs and the objects they name (`cluster.bundle`)."""
     tree: TreeRecipe
     environment: EnvRecipe
     sandbox: str

@@ -17,7 +17,7 @@ from gitrepo import GitRepo
 
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.engine.bus import EventBus
-from bugbout_tui.engine.cluster import Cluster
+from bugbout_tui.engine.cluster import Cluster, bundle
 from bugbout_tui.infra.cluster_units import EnvRecipe, TestUnit, TreeRecipe
 
 pytestmark = [
@@ -107,3 +107,16 @@ async def test_a_scheduler_gone_mid_bout_is_an_error_that_names_the_cluster(
                     await cluster.run(unit(cluster, repo.head()))
             finally:
                 await cluster.close()
+
+
+def test_one_history_has_one_name_however_git_packs_it(repo: GitRepo, tmp_path: Path) -> None:
+    """A worker keeps the repository by the name units give it: the same history bundled
+    again (after a repack, from another coordinator's home) must not be a new one."""
+    for n in range(20):
+        repo.commit(f"step {n}", files={"data.txt": "\n".join(map(str, range(200 + n)))})
+    first, _ = bundle(repo.root, tmp_path / "one")
+    repo.git("repack", "-a", "-d", "-F", "--window=0")
+    second, _ = bundle(repo.root, tmp_path / "two")
+    assert first == second
+    repo.commit("one more", files={"data.txt": "changed"})
+    assert bundle(repo.root, tmp_path / "two")[0] != first
