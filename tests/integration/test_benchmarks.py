@@ -22,6 +22,7 @@ EXTRA_ARGS: dict[str, list[str]] = {"mine.py": ["--cache", "{tmp}/cache"]}
 
 SCRIPTS = (
     "checkout.py",
+    "cluster.py",
     "environments.py",
     "examine.py",
     "flood.py",
