@@ -65,6 +65,7 @@ from bugbout_tui.infra.trees import copy_tree, missing_submodules, pristine_tree
 __all__ = [
     "Check",
     "CheckStatus",
+    "Checks",
     "DoctorReport",
     "agent_check",
     "diagnose",
@@ -108,8 +109,8 @@ class Check(BaseModel):
     """A command to run or a change to bugbout.toml; None when nothing needs doing."""
 
 
-class DoctorReport(BaseModel):
-    """Every check, in a fixed order; `ok` unless one is a problem (warnings pass)."""
+class Checks(BaseModel):
+    """Checks in a fixed order; `ok` unless one is a problem (warnings pass)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -126,6 +127,10 @@ class DoctorReport(BaseModel):
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+class DoctorReport(Checks):
+    """Every check of this machine and project."""
 
 
 def _ok(name: str, detail: str) -> Check:

@@ -25,7 +25,7 @@ from bugbout_tui import __version__
 from bugbout_tui.core.config import ContestantConfig
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.paths import bugbout_home
-from bugbout_tui.engine.doctor import Check, agent_check, git_check, sandbox_check, uv_check
+from bugbout_tui.engine.doctor import Check, Checks, agent_check, git_check, sandbox_check, uv_check
 
 __all__ = [
     "AGENT_RESOURCE",
@@ -64,29 +64,14 @@ class WorkerCheckRequest(BaseModel):
     """The agents the worker declares, without the `agent:` prefix."""
 
 
-class WorkerReport(BaseModel):
-    """One worker's checks, in a fixed order; `ok` unless one is a problem."""
-
-    model_config = ConfigDict(frozen=True)
+class WorkerReport(Checks):
+    """One worker's checks."""
 
     name: str
     address: str
     bugbout: str | None = None
     """The worker's bugbout version; None when it could not run the checks."""
     python: str | None = None
-    checks: list[Check]
-
-    @property
-    def problems(self) -> list[Check]:
-        return [check for check in self.checks if check.status == "problem"]
-
-    @property
-    def warnings(self) -> list[Check]:
-        return [check for check in self.checks if check.status == "warning"]
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
 
 
 def install_fix(version: str) -> str:
