@@ -201,7 +201,7 @@ class Cluster:
         However many of its units ask at once, a cold worker is sent one copy, as data
         rather than inside a task (the scheduler warns of, and keeps, large tasks);
         the units that asked are then sent to it. The copy is let go once one of them
-        has laid the repository down there (`delivered`).
+        has laid the repository down there (`release`).
 
         Raises:
             BugboutError: the worker left the cluster.
@@ -217,8 +217,9 @@ class Cluster:
                 self._placed[address] = placed
             return placed
 
-    def delivered(self, address: str) -> None:
-        """The worker at `address` keeps the repository now: its copy may go."""
+    def release(self, address: str) -> None:
+        """Let the copy placed on the worker at `address` go: a unit has laid the
+        repository down there, or the worker left with it."""
         self._placed.pop(address, None)
 
     async def holds(self, address: str) -> bool:
@@ -251,13 +252,13 @@ class Cluster:
                 return result
             on = result.address
             try:
-                result = await self._submit(unit, await self.bundle_on(on), on)
+                return await self._submit(unit, await self.bundle_on(on), on)
             except BugboutError:
                 if await self.holds(on):
                     raise
                 continue  # it left with the copy it was sent: ask the cluster again
-            self.delivered(on)
-            return result
+            finally:
+                self.release(on)
         raise BugboutError(
             f"The workers of the cluster at {self.address} kept leaving before they "
             "had the repository.",

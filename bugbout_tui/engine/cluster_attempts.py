@@ -343,8 +343,12 @@ class RemoteAttempts:
                 except BugboutError:  # that worker left: another may have it
                     result = await self._until_ended(unit, None, resource, stop)
                     continue
-                result = await self._until_ended(unit, data, resource, stop, on=on)
-                self.cluster.delivered(on)
+                try:
+                    result = await self._until_ended(unit, data, resource, stop, on=on)
+                finally:
+                    self.cluster.release(on)
+            if not result.needs_repository:
+                return result
             return AttemptResult(
                 worker="", failed="its workers kept leaving before they had the repository"
             )
