@@ -24,10 +24,10 @@ import hashlib
 import os
 import subprocess
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from bugbout_tui.core.errors import BugboutError, ToolMissingError, UsageError
 from bugbout_tui.core.events import ClusterChanged
@@ -43,9 +43,22 @@ ENV_VAR = "BUGBOUT_CLUSTER"
 INSTALL_HINT = 'Install the cluster extra: pip install "bugbout-tui[cluster]"'
 _WATCH_SECONDS = 2.0
 """How often the cluster's state is looked at for the race board."""
-DELIVERIES = 3
+_DELIVERIES = 3
 """How many workers may leave, each with the repository just sent to it, before a
 unit gives up."""
+
+
+class Answer(Protocol):
+    """What a worker answers any unit with, as far as the repository's trip goes."""
+
+    @property
+    def needs_repository(self) -> bool: ...
+
+    @property
+    def address(self) -> str: ...
+
+
+A = TypeVar("A", bound=Answer)
 
 
 def cluster_address(flag: str | None, configured: str | None) -> str | None:
@@ -246,19 +259,34 @@ class Cluster:
         A unit cancelled here is cancelled on the cluster; one already running there
         goes on until it ends or the bout's stop is set (see `close`).
         """
-        for _ in range(DELIVERIES):
-            result = await self._submit(unit, None, on)
-            if not result.needs_repository:
-                return result
-            on = result.address
+        return await self.with_repository(lambda data, where: self._submit(unit, data, where or on))
+
+    async def with_repository(self, send: Callable[[Any, str | None], Awaitable[A]]) -> A:
+        """The answer to `send(None, None)`: a unit sent with no repository, to any
+        worker. A worker with no copy of it answers so, and is sent the unit again with
+        the bundle placed on it (`send(bundle, address)`, see `bundle_on`); a worker
+        that leaves with its copy sends the unit back to the cluster, up to
+        `_DELIVERIES` times.
+
+        Raises:
+            BugboutError: the workers kept leaving, or sending failed on a worker that
+                is still there.
+        """
+        answer = await send(None, None)
+        for _ in range(_DELIVERIES):
+            if not answer.needs_repository:
+                return answer
+            on = answer.address
             try:
-                return await self._submit(unit, await self.bundle_on(on), on)
+                answer = await send(await self.bundle_on(on), on)
             except BugboutError:
                 if await self.holds(on):
                     raise
-                continue  # it left with the copy it was sent: ask the cluster again
+                answer = await send(None, None)  # it left with its copy: ask the cluster again
             finally:
                 self.release(on)
+        if not answer.needs_repository:
+            return answer
         raise BugboutError(
             f"The workers of the cluster at {self.address} kept leaving before they "
             "had the repository.",
@@ -384,7 +412,7 @@ def check_address(address: str) -> str:
 
 
 __all__ = [
-    "DELIVERIES",
+    "Answer",
     "Cluster",
     "WorkerInfo",
     "bundle",

@@ -37,7 +37,7 @@ from bugbout_tui.core.models import Task
 from bugbout_tui.core.patch import Patch
 from bugbout_tui.core.paths import bugbout_home, known_homes
 from bugbout_tui.engine.agent_run import AgentRun, Entrant, launch_problem
-from bugbout_tui.engine.cluster import DELIVERIES, Cluster
+from bugbout_tui.engine.cluster import Cluster
 from bugbout_tui.infra.cluster_units import EnvRecipe
 from bugbout_tui.infra.cluster_worker import (
     environment_for,
@@ -333,25 +333,11 @@ class RemoteAttempts:
     async def run(self, unit: AttemptUnit, resource: str, stop: asyncio.Event) -> AttemptResult:
         """`unit` run by a worker that has `resource`; `stop` set ends it there."""
         try:
-            result = await self._until_ended(unit, None, resource, stop)
-            for _ in range(DELIVERIES):
-                if not result.needs_repository:  # said before the claim: nothing ran
-                    return result
-                on = result.address
-                try:
-                    data = await self.cluster.bundle_on(on)
-                except BugboutError:  # that worker left: another may have it
-                    result = await self._until_ended(unit, None, resource, stop)
-                    continue
-                try:
-                    result = await self._until_ended(unit, data, resource, stop, on=on)
-                finally:
-                    self.cluster.release(on)
-            if not result.needs_repository:
-                return result
-            return AttemptResult(
-                worker="", failed="its workers kept leaving before they had the repository"
+            return await self.cluster.with_repository(
+                lambda data, on: self._until_ended(unit, data, resource, stop, on=on)
             )
+        except BugboutError as exc:  # said before any worker claimed it: nothing ran
+            return AttemptResult(worker="", failed=exc.message)
         finally:
             self._where.pop(unit.attempt, None)
 
