@@ -52,10 +52,17 @@ from bugbout_tui.infra.dated_env import (
 )
 from bugbout_tui.infra.env import Environment, find_uv
 from bugbout_tui.infra.manifests import read_manifests
-from bugbout_tui.infra.pythons import Choice, Python, choose, parse_list
+from bugbout_tui.infra.pythons import (
+    Choice,
+    Python,
+    choose,
+    parse_list,
+    version_manager_dirs,
+)
 from bugbout_tui.infra.trees import pristine_tree
 
 BUILDS_AT_ONCE = 2
+"""Environment builds (and resolutions) at a time: they share the machine with tests."""
 PYTHONS_KEPT_SECONDS = 24 * 3600
 _PYTHON_SETTINGS = (
     "UV_PYTHON_DOWNLOADS",
@@ -64,7 +71,6 @@ _PYTHON_SETTINGS = (
     "UV_NO_MANAGED_PYTHON",
     "UV_PYTHON_PREFERENCE",
 )
-"""Environment builds (and resolutions) at a time: they share the machine with tests."""
 
 
 class NoEnvironment(BugboutError):
@@ -396,10 +402,14 @@ def _note(chosen: str, found: Resolution) -> str:
 
 
 async def available_pythons(envs: Path) -> list[Python]:
-    """What `uv python list` knows, kept for a day: uv probes every interpreter on PATH,
-    which takes seconds on a machine with many shims, and a bout asks once. The list is
-    asked again when PATH or uv's Python settings change, or an interpreter is gone."""
-    settings = [os.environ.get(name, "") for name in ("PATH", *_PYTHON_SETTINGS)]
+    """What `uv python list` knows, with the version managers' installations on its PATH,
+    kept for a day: uv probes every interpreter on PATH, which takes seconds on a machine
+    with many shims, and a bout asks once. The list is asked again when PATH, uv's Python
+    settings or the installed versions change, or an interpreter is gone."""
+    search = os.pathsep.join(
+        [os.environ.get("PATH", ""), *map(str, version_manager_dirs(os.environ, Path.home()))]
+    )
+    settings = [search, *(os.environ.get(name, "") for name in _PYTHON_SETTINGS)]
     digest = hashlib.sha256("\0".join(settings).encode()).hexdigest()[:16]
     cache = envs / f"pythons-{digest}.json"
     with contextlib.suppress(OSError):
@@ -412,6 +422,7 @@ async def available_pythons(envs: Path) -> list[Python]:
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ, "PATH": search},
     )  # fmt: skip
     raw, _ = await process.communicate()
     text = raw.decode("utf-8", "replace")

@@ -1,6 +1,10 @@
 """Which Python a commit's tests run on: from its `requires-python` and classifiers, among
 the interpreters uv finds on this machine or can install.
 
+uv looks on PATH, where a version manager shows only the versions selected for the
+current shell: the others it installed are looked for in its own folder
+(`version_manager_dirs`).
+
 An installed interpreter is preferred to a download (a download may be impossible here,
 and takes a while). Among those that satisfy `requires-python`, one the classifiers name
 wins, the newest of them; failing that, the oldest newer than the classifiers (the code
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +53,31 @@ class Choice:
     and a newer one was chosen: the code may no longer run on what was chosen."""
 
 
+_MANAGERS = (
+    ("PYENV_ROOT", ".pyenv", "versions"),
+    ("ASDF_DATA_DIR", ".asdf", "installs/python"),
+    ("MISE_DATA_DIR", ".local/share/mise", "installs/python"),
+)
+"""Version managers: the variable naming the data folder, its default under the home
+folder, and where each installed version lives inside it."""
+
+
+def version_manager_dirs(environ: Mapping[str, str], home: Path) -> list[Path]:
+    """The `bin` folders of the Pythons that pyenv, asdf and mise installed, selected or
+    not: the old Pythons an old commit needs are usually there, one per folder, and
+    absent from PATH. Links (pyenv's virtual environments, asdf's aliases) are left out:
+    they name an installation already listed."""
+    found: list[Path] = []
+    for variable, default, inside in _MANAGERS:
+        root = Path(environ.get(variable) or home / default) / inside
+        try:
+            versions = sorted(root.iterdir())
+        except OSError:
+            continue
+        found += [v / "bin" for v in versions if not v.is_symlink() and (v / "bin").is_dir()]
+    return found
+
+
 def parse_list(output: str) -> list[Python]:
     """CPython builds (no free-threaded, no pre-releases) from `uv python list
     --output-format json`, installed ones with their path."""
@@ -66,7 +96,17 @@ def parse_list(output: str) -> list[Python]:
         parts = tuple(int(p) for p in version.split("."))
         path = entry.get("path")
         found.setdefault((parts, path), Python(parts, Path(path) if path else None))
-    return list(found.values())
+    real = {p.version for p in found.values() if p.path is not None and not _shim(p.path)}
+    return [
+        p for p in found.values() if p.path is None or not (_shim(p.path) and p.version in real)
+    ]
+
+
+def _shim(path: Path) -> bool:
+    """A version manager's shim runs whatever version the calling shell selects, so
+    the same path may be another Python in a build's process: the installation itself
+    is kept when both are listed."""
+    return path.parent.name == "shims"
 
 
 def satisfies(version: Version, specifier: str | None) -> bool:
