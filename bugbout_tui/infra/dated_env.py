@@ -41,16 +41,19 @@ from bugbout_tui.infra.env import (
     _run_uv,
     _uv_said,
 )
+from bugbout_tui.infra.pytest_run import run_options
 from bugbout_tui.infra.pythons import Python
 
 RUNNER_NEEDS = ("pluggy", "py", "iniconfig", "attrs", "more-itertools", "atomicwrites")
 """What pytests of every age needed besides themselves."""
 RUNNER = re.compile(rf"^(pytest([-_].*)?|{'|'.join(map(re.escape, RUNNER_NEEDS))})$")
 """The test runner's packages: pytest, its plugins and what old pytests needed."""
-RUNNER_CORE = ("pytest", "pluggy", "iniconfig", "packaging", "exceptiongroup", "tomli")
+RUNNER_CORE = ("pytest", *RUNNER_NEEDS, "packaging", "exceptiongroup", "tomli")
 """What a later pytest needs that a dated one may not have had: lifted with it. Left
-dated, any of them holds pytest back to a release that did without it (a 2015 date keeps
-`packaging` at a version today's pytest refuses, and uv settles on pytest 3)."""
+dated, any of them holds pytest back to a release that did without it: a 2015 date keeps
+`packaging` at a version today's pytest refuses, and uv settles on pytest 3; a 2016 date
+keeps `attrs` older than pytest 3.3 needs, and uv settles on pytest 3.2, which refuses
+`--rootdir`."""
 MAX_RELAXED = 8
 """How many packages the ladder lifts the date for before it stops trying."""
 _FILTERED = re.compile(r"`([^`]+)` was filtered by `exclude-newer`")
@@ -399,16 +402,20 @@ async def runner_works(environment: Environment) -> str | None:
     """None when pytest runs one trivial test in `environment`, else what it said.
 
     Installed plugins load, as they do in every run bugbout makes: an old plugin that
-    breaks a newer pytest breaks every test run, and is found here, once.
+    breaks a newer pytest breaks every test run, and is found here, once. The test runs
+    with the options every run gives and writes its report as every run does: a pytest
+    that runs a test yet refuses `--rootdir` (those before 3.5) is of no use either.
     """
     with tempfile.TemporaryDirectory(prefix="bugbout-runner-") as scratch:
         test = Path(scratch) / "test_runner.py"
         test.write_text("def test_runner():\n    assert True\n", encoding="utf-8")
+        report = Path(scratch) / "report.xml"
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         env.pop("PYTHONPATH", None)
         env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
         process = await asyncio.create_subprocess_exec(
-            str(environment.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test),
+            str(environment.python), "-m", "pytest", *run_options(Path(scratch)),
+            f"--junitxml={report}", str(test),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
@@ -424,7 +431,8 @@ async def runner_works(environment: Environment) -> str | None:
             if isinstance(error, TimeoutError):
                 return f"pytest did not finish one trivial test in {_SMOKE_TIMEOUT_SECONDS:.0f} s"
             raise
-    if process.returncode == 0:
+        report_written = report.is_file()
+    if process.returncode == 0 and report_written:
         return None
     lines = [line for line in raw.decode("utf-8", "replace").splitlines() if line.strip()]
-    return lines[-1] if lines else f"exit status {process.returncode}"
+    return lines[-1] if lines else f"exit status {process.returncode}, and no report"

@@ -38,6 +38,7 @@ __all__ = [
     "expand_collection_errors",
     "interpret_run",
     "pytest_options",
+    "run_options",
     "run_pytest",
 ]
 
@@ -194,7 +195,13 @@ def _environment(cmd: PytestCommand, base: Mapping[str, str]) -> dict[str, str]:
 
 
 def pytest_options(cmd: PytestCommand, rootdir: Path) -> list[str]:
-    """pytest's options for a run of `cmd`, without the report's path and the paths.
+    """pytest's options for a run of `cmd`, without the report's path and the paths."""
+    return [*run_options(rootdir), *cmd.pytest_args]
+
+
+def run_options(rootdir: Path) -> list[str]:
+    """The options every run bugbout makes gives pytest, so also those a test runner must
+    understand to be of any use (`runner_works`).
 
     The project's `addopts` are dropped (they often need plugins the test environment
     lacks); the cache plugin is off so a run leaves the tree as it found it;
@@ -216,7 +223,6 @@ def pytest_options(cmd: PytestCommand, rootdir: Path) -> list[str]:
         "--continue-on-collection-errors",
         "--color=no",
         "-q",
-        *cmd.pytest_args,
     ]
 
 

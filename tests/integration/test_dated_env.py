@@ -271,12 +271,35 @@ def test_a_hopeless_resolution_ends_the_ladder_with_uv_quoted(
     assert rungs(repo) == [("none", 1)]
 
 
-@pytest.mark.parametrize("late", [(), ("packaging",)], ids=["pytest-late", "packaging-late-too"])
+DEAD_PYTEST = {"pytest/__init__.py": "raise ImportError('this pytest does not run here')\n"}
+"""An old pytest that cannot even start on this Python."""
+NO_ROOTDIR_PYTEST = {
+    "pytest/__init__.py": "",
+    "pytest/__main__.py": (
+        "import sys\n"
+        "if any(arg.startswith('--rootdir') for arg in sys.argv[1:]):\n"
+        "    sys.exit('pytest.py: error: unrecognized arguments: ' + sys.argv[-2])\n"
+    ),
+}
+"""An old pytest that runs a plain `pytest test_x.py` yet refuses an option every run of
+bugbout's gives, as pytest 3.2 refuses `--rootdir`."""
+
+
+@pytest.mark.parametrize(
+    ("late", "old"),
+    [((), DEAD_PYTEST), (("packaging",), DEAD_PYTEST), ((), NO_ROOTDIR_PYTEST)],
+    ids=["pytest-late", "packaging-late-too", "old-one-refuses-rootdir"],
+)
 def test_a_dated_runner_that_cannot_run_here_comes_from_a_later_date(
-    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, late: tuple[str, ...]
+    tmp_path: Path,
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    late: tuple[str, ...],
+    old: dict[str, str],
 ) -> None:
-    """pytest "5.0" of 2019 cannot run on this Python; the real one is of 2022. A task of
-    2021 gets its dependencies as of 2021 and the runner of 2022, and says so.
+    """pytest "5.0" of 2019 cannot run on this Python, or cannot run as bugbout runs it;
+    the real one is of 2022. A task of 2021 gets its dependencies as of 2021 and the
+    runner of 2022, and says so.
 
     With `packaging` (which today's pytest needs) first uploaded in 2022 too, it comes
     from 2022 with pytest: left dated, it would hold uv to the old pytest, as a 2015
@@ -284,7 +307,6 @@ def test_a_dated_runner_that_cannot_run_here_comes_from_a_later_date(
     wheels = tmp_path / "wheels"
     with PackageIndex() as served:
         served.publish_runner(wheels, pytest_uploaded=when(2022), with_pytest=late)
-        old = {"pytest/__init__.py": "raise ImportError('this pytest does not run here')\n"}
         served.publish(build_wheel(wheels / "old", "pytest", "5.0", old), uploaded=when(2019))
         served.publish(
             build_wheel(wheels, "shapes", "1.0", {"shapes/__init__.py": V1}), uploaded=when(2020)
