@@ -54,6 +54,10 @@ dated, any of them holds pytest back to a release that did without it: a 2015 da
 `packaging` at a version today's pytest refuses, and uv settles on pytest 3; a 2016 date
 keeps `attrs` older than pytest 3.3 needs, and uv settles on pytest 3.2, which refuses
 `--rootdir`."""
+BUILD_TOOLS = ("setuptools", "wheel")
+"""Lifted together: a dated `wheel` next to a lifted setuptools can be one of 2013, which
+needs `distribute`, an sdist whose build needs `wheel` again, and uv waits on that build
+for ever."""
 MAX_RELAXED = 8
 """How many packages the ladder lifts the date for before it stops trying."""
 _FILTERED = re.compile(r"`([^`]+)` was filtered by `exclude-newer`")
@@ -209,7 +213,7 @@ async def resolve(
             blocking = list(dict.fromkeys(_package(n) for n in named if _package(n) not in relaxed))
             if not blocking or len(relaxed) - len(extra_relaxed) - len(carried) >= MAX_RELAXED:
                 return Failed(run.output, log)
-            relaxed += blocking
+            relaxed += [name for name in lifted_with(blocking) if name not in relaxed]
     pins = _pins(run.output)
     held = {_package(pin.split("==")[0]) for pin in pins}
     resolution = Resolution(
@@ -223,6 +227,14 @@ async def resolve(
     )
     write_model(cache, resolution)
     return resolution
+
+
+def lifted_with(blocking: list[str]) -> list[str]:
+    """The packages whose date is lifted when uv names `blocking`: them, and the build
+    tools together when it names one of them."""
+    if set(blocking) & set(BUILD_TOOLS):
+        return list(dict.fromkeys([*blocking, *BUILD_TOOLS]))
+    return blocking
 
 
 def remember(resolution: Resolution, inputs: Inputs, *, envs: Path) -> None:

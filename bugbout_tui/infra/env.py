@@ -20,6 +20,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import tomllib
@@ -51,6 +52,11 @@ _COPY_IGNORED = shutil.ignore_patterns(
 _LOCK_POLL_SECONDS = 0.1
 _INTERPRETER_TIMEOUT_SECONDS = 60.0
 _TAIL_LINES = 12
+UV_TIMEOUT_SECONDS = 30 * 60.0
+"""How long one uv command may take. Resolving and building old packages can wait on
+itself for ever (a 2013 `wheel` needs `distribute`, an sdist whose build needs `wheel`),
+using no CPU and saying nothing; a bout must go on. Builds of large sdists take
+minutes, never this long."""
 _FOUND_INTERPRETER = re.compile(r"^Using \S+ \S+ interpreter at", re.MULTILINE)
 """How `uv venv` says it found the Python it was asked for, before any later failure."""
 
@@ -399,7 +405,8 @@ async def _install(
 async def _run_uv(
     uv_bin: Path, args: list[str], log: Path, *, env: Mapping[str, str] | None = None
 ) -> _UvRun:
-    """Run uv, append the command and its output to `log`, kill uv if we are cancelled.
+    """Run uv, append the command and its output to `log`, kill uv and the builds it
+    started if we are cancelled or it takes too long (`UV_TIMEOUT_SECONDS`).
 
     The working directory is the log's folder, so no project configuration found around
     the caller's current directory changes what uv does; the user's own uv settings
@@ -413,14 +420,17 @@ async def _run_uv(
         stderr=asyncio.subprocess.STDOUT,
         cwd=log.parent,
         env=dict(env if env is not None else os.environ),
+        start_new_session=True,
     )
     try:
-        raw, _ = await process.communicate()
-    except asyncio.CancelledError:
+        raw, _ = await asyncio.wait_for(process.communicate(), UV_TIMEOUT_SECONDS)
+    except (TimeoutError, asyncio.CancelledError) as error:
         with contextlib.suppress(ProcessLookupError):
-            process.kill()
+            os.killpg(process.pid, signal.SIGKILL)
         await process.wait()
-        raise
+        if not isinstance(error, TimeoutError):
+            raise
+        raw = f"error: uv did not finish in {UV_TIMEOUT_SECONDS:.0f} s, and was stopped\n".encode()
     output = raw.decode("utf-8", errors="replace")
     returncode = process.returncode if process.returncode is not None else -1
     with log.open("a", encoding="utf-8") as handle:

@@ -23,4 +23,3 @@ def test_uv_is_shown_the_pythons_a_version_manager_installed(
     monkeypatch.delenv("PYENV_ROOT", raising=False)
     found = asyncio.run(available_pythons(tmp_path / "envs"))
     assert bin_dir / "python3" in {p.path for p in found}
-
