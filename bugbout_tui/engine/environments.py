@@ -47,6 +47,7 @@ from bugbout_tui.infra.dated_env import (
     probe_runner,
     remember,
     resolve,
+    runner_needs,
     runner_pins,
     runner_works,
 )
@@ -238,7 +239,8 @@ class Environments:
         if problem is not None:
             runner = [p.split("==")[0].lower() for p in found.packages if "==" in p]
             runner = [name for name in runner if RUNNER.match(name)]
-            runner = list(dict.fromkeys([*runner, *RUNNER_CORE]))
+            needs = await runner_needs(uv_bin, runner, inputs, envs=self.envs)
+            runner = list(dict.fromkeys([*runner, *RUNNER_CORE, *needs]))
             later = await resolve(
                 uv_bin, inputs, envs=self.envs, extra_relaxed=runner, carried=found.relaxed
             )

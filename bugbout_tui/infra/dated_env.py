@@ -350,6 +350,32 @@ class BuildFailed(Exception):
     """A resolved environment that uv could not build."""
 
 
+async def runner_needs(
+    uv_bin: Path, runner: Sequence[str], inputs: Inputs, *, envs: Path
+) -> list[str]:
+    """The packages today's release of `runner` (pytest and the commit's plugins) holds on
+    the commit's interpreter: each is lifted with it. Any one left dated can hold uv to
+    an old pytest without a word, by backtracking: on Python 3.6 a 2013 `six` rules out
+    pytest 3.3 to 4.5, and the missing `importlib-metadata` of 2013 every later one.
+    Empty when uv cannot resolve them (the caller then lifts what it knows of)."""
+    digest = hashlib.sha256("\0".join([*runner, inputs.python.text]).encode()).hexdigest()[:12]
+    log = envs / "logs" / f"runner-needs-{digest}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("", encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="bugbout-runner-needs-") as scratch:
+        wanted = Path(scratch) / "runner.in"
+        wanted.write_text("\n".join(runner) + "\n", encoding="utf-8")
+        args = ["pip", "compile", str(wanted), "--python-version", inputs.python.text]
+        if inputs.python.path is not None:
+            args += ["--python", str(inputs.python.path)]
+        run = await _run_uv(
+            uv_bin, [*args, "--no-header", "--no-annotate", "--color", "never"], log
+        )
+    if run.returncode != 0:
+        return []
+    return [_package(pin.split("==")[0]) for pin in _pins(run.output)]
+
+
 def runner_pins(resolution: Resolution) -> list[str]:
     """The pins of `resolution`'s test runner (pytest, its plugins, what old pytests
     needed); empty when it holds no pytest."""

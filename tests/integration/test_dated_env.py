@@ -287,8 +287,13 @@ bugbout's gives, as pytest 3.2 refuses `--rootdir`."""
 
 @pytest.mark.parametrize(
     ("late", "old"),
-    [((), DEAD_PYTEST), (("packaging",), DEAD_PYTEST), ((), NO_ROOTDIR_PYTEST)],
-    ids=["pytest-late", "packaging-late-too", "old-one-refuses-rootdir"],
+    [
+        ((), DEAD_PYTEST),
+        (("packaging",), DEAD_PYTEST),
+        (("pygments",), DEAD_PYTEST),
+        ((), NO_ROOTDIR_PYTEST),
+    ],
+    ids=["pytest-late", "packaging-late-too", "pygments-late-too", "old-one-refuses-rootdir"],
 )
 def test_a_dated_runner_that_cannot_run_here_comes_from_a_later_date(
     tmp_path: Path,
@@ -301,9 +306,10 @@ def test_a_dated_runner_that_cannot_run_here_comes_from_a_later_date(
     the real one is of 2022. A task of 2021 gets its dependencies as of 2021 and the
     runner of 2022, and says so.
 
-    With `packaging` (which today's pytest needs) first uploaded in 2022 too, it comes
-    from 2022 with pytest: left dated, it would hold uv to the old pytest, as a 2015
-    sqlparse commit held it to pytest 3.2.5 on Python 3.11."""
+    With `packaging` or `pygments` (which today's pytest needs) first uploaded in 2022
+    too, it comes from 2022 with pytest: left dated, it would hold uv to the old pytest,
+    as a 2015 sqlparse commit held it to pytest 3.2.5 on Python 3.11, and a 2013 one, by
+    `six`, on Python 3.6."""
     wheels = tmp_path / "wheels"
     with PackageIndex() as served:
         served.publish_runner(wheels, pytest_uploaded=when(2022), with_pytest=late)
@@ -320,7 +326,9 @@ def test_a_dated_runner_that_cannot_run_here_comes_from_a_later_date(
         oracle = oracles(repo).oracles["geom-1"]
         assert oracle.scored, oracle.reason
         assert oracle.environment is not None and oracle.environment.rung == "dated"
-        assert oracle.environment.runner_later == ["pytest", "pluggy", "iniconfig", "packaging"]
+        assert oracle.environment.runner_later == [
+            "pytest", "pluggy", "iniconfig", "packaging", "pygments"
+        ]  # fmt: skip
         assert "shapes==1.0" in oracle.environment.packages
         assert not any(p.startswith("pytest==5.") for p in oracle.environment.packages)
         # One build for each environment the tasks stand on: the dated runner is found
