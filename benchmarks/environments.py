@@ -136,8 +136,12 @@ def main() -> None:
         warm, _ = asyncio.run(environments_for(repo, tasks, scratch / "home-1"))
         rebuilt, _ = asyncio.run(environments_for(repo, tasks, scratch / "home-2"))
         records = [service.record(task.id) for task in tasks]
-        sets = {tuple(r.packages): r.python for r in records if r is not None and r.key}
-        python = next(iter(sets.values()), None) or f"{sys.version_info[0]}.{sys.version_info[1]}"
+        sets = {tuple(r.packages): r.key for r in records if r is not None and r.key}
+        # The interpreter bugbout chose (an environment's python links to it): a version
+        # alone could name a shim that cannot run it.
+        built = next(iter(sets.values()), None)
+        chosen = (service.envs / built / "bin" / "python").resolve() if built else None
+        python = str(chosen or sys.executable)
 
         os.environ["UV_CACHE_DIR"] = str(scratch / "uv-cache-2")
         plain_cold = plain_installs([list(s) for s in sets], python, scratch / "plain-cold")

@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from gitrepo import GitRepo
 from racekit import template
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _pythons_on_path_only(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The tests' commits run on the interpreters on PATH alone: with the Pythons a version
+    manager installed on this machine, a commit would get another version here than on
+    a machine without them. A test of that search points these variables elsewhere."""
+    empty = tmp_path_factory.mktemp("no-version-managers")
+    with pytest.MonkeyPatch.context() as patch:
+        for variable in ("PYENV_ROOT", "ASDF_DATA_DIR", "MISE_DATA_DIR"):
+            patch.setenv(variable, str(empty))
+        yield
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ from typing import TypeVar
 from urllib.parse import quote
 
 from bugbout_tui.core.env_models import EnvConditions, Repair
+from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.events import EnvRunFinished, EnvRunStarted, Stage, StageProgress
 from bugbout_tui.core.models import BASE, Task
 from bugbout_tui.core.paths import bugbout_home
@@ -91,6 +92,15 @@ class EnvRunner(StageRunner):
         dependencies = self.project.config.project.test_dependencies
         return runner_requirements(task.env.command, dependencies)
 
+    async def _interpreter(self, version: str) -> str:
+        """The installed interpreter of `version` (`3.13`) an install is made with: a bare
+        version is looked for on PATH, where a version manager's shim for it may be unable
+        to run it. With none installed, the version itself (uv may fetch one)."""
+        try:
+            return str(await self.environments.interpreter(version))
+        except BugboutError:
+            return version
+
     def logs_for(self, task: Task, kind: str, label: str) -> Path:
         """Where one repair's install and trace logs are kept: `kind` is `controls` or
         `repairs`."""
@@ -127,7 +137,7 @@ class EnvRunner(StageRunner):
             declared = await asyncio.to_thread(declared_packages, tree)
             install = await clean_install(
                 tree,
-                python=spec.python,
+                python=await self._interpreter(spec.python),
                 date=spec.date,
                 index=index.simple,
                 venv=venv,

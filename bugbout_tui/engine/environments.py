@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import dataclasses
 import hashlib
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -52,11 +53,13 @@ from bugbout_tui.infra.dated_env import (
     runner_works,
 )
 from bugbout_tui.infra.env import Environment, find_uv
+from bugbout_tui.infra.legacy_env import is_legacy
 from bugbout_tui.infra.manifests import read_manifests
 from bugbout_tui.infra.pythons import (
     Choice,
     Python,
     choose,
+    is_shim,
     parse_list,
     version_manager_dirs,
 )
@@ -65,6 +68,8 @@ from bugbout_tui.infra.trees import pristine_tree
 BUILDS_AT_ONCE = 2
 """Environment builds (and resolutions) at a time: they share the machine with tests."""
 PYTHONS_KEPT_SECONDS = 24 * 3600
+_LISTING = "uv and python2.7"
+"""What a kept list holds: a list kept by a bugbout that looked for less is not reused."""
 _PYTHON_SETTINGS = (
     "UV_PYTHON_DOWNLOADS",
     "UV_PYTHON_INSTALL_DIR",
@@ -195,6 +200,18 @@ class Environments:
                 )
                 inputs = dataclasses.replace(inputs, build=None)
                 found = await resolve(uv_bin, inputs, envs=self.envs, reuse=not self.retry_failed)
+            if isinstance(found, Failed) and is_legacy(found_python := inputs.python.text):
+                # A commit that names Python 2 and 3 may ask for what Python 2 never had
+                # (bugbout.toml's test-dependencies are the tip's): its Python 3 next.
+                pythons = [p for p in await self._available() if not is_legacy(p.text)]
+                again = self._choose(pythons, manifests.requires_python, manifests.classifiers)
+                if again.python is not None:
+                    said = f"Python {found_python} first, whose resolution failed: {found.quoted()}"
+                    choice = dataclasses.replace(again, why=f"{again.why}; {said}")
+                    inputs = dataclasses.replace(inputs, python=again.python)
+                    found = await resolve(
+                        uv_bin, inputs, envs=self.envs, reuse=not self.retry_failed
+                    )
             if isinstance(found, Failed):
                 why = f"the dated resolution failed: {found.quoted()} (log: {found.log})"
                 return await self._down_to_tip(task, why, unenforced)
@@ -411,7 +428,7 @@ async def available_pythons(envs: Path) -> list[Python]:
     search = os.pathsep.join(
         [os.environ.get("PATH", ""), *map(str, version_manager_dirs(os.environ, Path.home()))]
     )
-    settings = [search, *(os.environ.get(name, "") for name in _PYTHON_SETTINGS)]
+    settings = [_LISTING, search, *(os.environ.get(name, "") for name in _PYTHON_SETTINGS)]
     digest = hashlib.sha256("\0".join(settings).encode()).hexdigest()[:16]
     cache = envs / f"pythons-{digest}.json"
     with contextlib.suppress(OSError):
@@ -429,7 +446,40 @@ async def available_pythons(envs: Path) -> list[Python]:
     raw, _ = await process.communicate()
     text = raw.decode("utf-8", "replace")
     if process.returncode == 0:
+        with contextlib.suppress(ValueError):
+            text = json.dumps([*json.loads(text), *await _legacy_pythons(search)])
         with contextlib.suppress(OSError):
             envs.mkdir(parents=True, exist_ok=True)
             write_atomic(cache, text)
     return parse_list(text)
+
+
+async def _legacy_pythons(search: str) -> list[dict[str, str]]:
+    """The Python 2.7 interpreters in the folders of `search` (a PATH), listed as uv lists
+    its own: uv knows nothing older than 3.6, and a Python 2 commit needs one."""
+    found: list[dict[str, str]] = []
+    seen: set[Path] = set()
+    for folder in filter(None, search.split(os.pathsep)):
+        candidate = Path(folder) / "python2.7"
+        if is_shim(candidate) or not os.access(candidate, os.X_OK):
+            continue
+        if (real := candidate.resolve()) in seen:
+            continue
+        seen.add(real)
+        process = await asyncio.create_subprocess_exec(
+            str(candidate), "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])",
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            raw, _ = await asyncio.wait_for(process.communicate(), 30)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+            continue
+        version = raw.decode("utf-8", "replace").strip()
+        if process.returncode == 0 and version.startswith("2."):
+            entry = {"key": f"cpython-{version}-legacy", "version": version}
+            found.append({**entry, "implementation": "cpython", "path": str(candidate)})
+    return found

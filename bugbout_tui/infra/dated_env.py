@@ -41,6 +41,13 @@ from bugbout_tui.infra.env import (
     _run_uv,
     _uv_said,
 )
+from bugbout_tui.infra.legacy_env import (
+    LegacyFailed,
+    install_legacy,
+    install_pins,
+    is_legacy,
+    write_launcher,
+)
 from bugbout_tui.infra.pytest_run import run_options
 from bugbout_tui.infra.pythons import Python
 
@@ -194,6 +201,11 @@ async def resolve(
     source = cache.with_suffix(".in")
     source.write_text("\n".join(inputs.requirements) + "\n", encoding="utf-8")
     relaxed = list(dict.fromkeys([*extra_relaxed, *carried]))
+    if is_legacy(inputs.python.text):
+        found = await _resolve_legacy(inputs, envs=envs, lifted=relaxed, log=log)
+        if isinstance(found, Resolution):
+            write_model(cache, found)
+        return found
     no_date: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bugbout-resolve-") as scratch:
         build = None
@@ -227,6 +239,62 @@ async def resolve(
     )
     write_model(cache, resolution)
     return resolution
+
+
+async def _resolve_legacy(
+    inputs: Inputs, *, envs: Path, lifted: Sequence[str], log: Path
+) -> Resolution | Failed:
+    """A Python 2 resolution, which pip makes by installing (`infra.legacy_env`): the
+    environment it leaves is the one its pins name, so it is kept."""
+    if inputs.python.path is None:
+        return Failed(f"Python {inputs.python.text} cannot be installed by uv", log)
+    scratch = Path(tempfile.mkdtemp(prefix=".legacy-", dir=envs))
+    runner = [r for r in inputs.requirements if RUNNER.match(_requirement_name(r))]
+    try:
+        made = await install_legacy(
+            inputs.python.path,
+            scratch,
+            requirements=inputs.requirements,
+            runner=runner or ["pytest"],
+            date=inputs.date,
+            lifted=lifted,
+            log=log,
+        )
+    except LegacyFailed as failed:
+        shutil.rmtree(scratch, ignore_errors=True)
+        return Failed(failed.said, log)
+    resolution = Resolution(
+        packages=made.pins,
+        python=inputs.python.text,
+        interpreter=str(inputs.python.path),
+        runner_later=made.runner,
+        no_upload_time=made.undated,
+        date=inputs.date,
+    )
+    await _settle(scratch, resolution, envs=envs)
+    return resolution
+
+
+async def _settle(scratch: Path, resolution: Resolution, *, envs: Path) -> None:
+    """Put a Python 2 environment made in `scratch` where its pins name it, unless one
+    is there already."""
+    key = resolution.key()
+    root = envs / key
+    (envs / ".locks").mkdir(parents=True, exist_ok=True)
+    async with _exclusive(envs / ".locks" / f"{key}.lock"):
+        if _ready(root, resolution):
+            shutil.rmtree(scratch, ignore_errors=True)
+            return
+        if root.exists():
+            shutil.rmtree(root)
+        scratch.rename(root)
+        assert resolution.interpreter is not None
+        write_launcher(root, Path(resolution.interpreter))
+        write_model(root / MARKER_NAME, resolution)
+
+
+def _requirement_name(requirement: str) -> str:
+    return _package(re.split(r"[\s<>=!~;\[@(]", requirement.strip(), maxsplit=1)[0])
 
 
 def lifted_with(blocking: list[str]) -> list[str]:
@@ -299,6 +367,9 @@ async def ensure_pinned(uv_bin: Path, resolution: Resolution, *, envs: Path) -> 
     environment = Environment(python=root / "bin" / "python", root=root, key=key, built=False)
     if _ready(root, resolution):
         return environment
+    if is_legacy(resolution.python) and resolution.interpreter is not None:
+        await _rebuild_legacy(resolution, envs=envs)
+        return Environment(python=environment.python, root=root, key=key, built=True)
     (envs / ".locks").mkdir(parents=True, exist_ok=True)
     async with _exclusive(envs / ".locks" / f"{key}.lock"):
         if _ready(root, resolution):
@@ -324,6 +395,25 @@ async def ensure_pinned(uv_bin: Path, resolution: Resolution, *, envs: Path) -> 
                                   + _uv_said(run, log))  # fmt: skip
         write_model(root / MARKER_NAME, resolution)
     return Environment(python=environment.python, root=root, key=key, built=True)
+
+
+async def _rebuild_legacy(resolution: Resolution, *, envs: Path) -> None:
+    """A Python 2 environment made again from its pins (its folder was deleted).
+
+    Raises:
+        BuildFailed: pip could not install them.
+    """
+    assert resolution.interpreter is not None
+    log = envs / "logs" / f"{resolution.key()}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".legacy-", dir=envs))
+    try:
+        await install_pins(Path(resolution.interpreter), scratch, resolution.packages, log=log)
+    except LegacyFailed as failed:
+        shutil.rmtree(scratch, ignore_errors=True)
+        said = " ".join(failed.said.split())
+        raise BuildFailed(f"pip could not install the resolved packages: {said}") from None
+    await _settle(scratch, resolution, envs=envs)
 
 
 def _dated(resolution: Resolution) -> list[str]:

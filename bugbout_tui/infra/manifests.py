@@ -6,7 +6,8 @@ groups), `setup.cfg` (`install_requires`, `tests_require`, test extras), `setup.
 nothing else declares the dependencies (uv builds it to learn them), `requirements*.txt`
 and the test and development requirement files beside them, and tox's `[testenv] deps`.
 The interpreter is chosen from its `requires-python` (or `python_requires`) and its
-`Programming Language :: Python :: 3.X` classifiers.
+`Programming Language :: Python :: X.Y` classifiers (2.7 among them: a Python 2 commit
+runs on Python 2 where one is installed, `infra.legacy_env`).
 
 Some requirements escape a date limit: a direct URL, a VCS checkout, a local path. They
 are named in `unenforced` so the person reading a task's environment knows; local paths
@@ -27,7 +28,7 @@ from pathlib import Path
 TEST_EXTRA = re.compile(r"^(tests?|testing|dev|develop|development|ci|check)$", re.IGNORECASE)
 """Names of extras and dependency groups that hold what the tests need."""
 _TOOLING_FILE = re.compile(r"doc|lint|typ|release|publish|bench", re.IGNORECASE)
-_CLASSIFIER = re.compile(r"Programming Language :: Python :: (3\.\d+)\b")
+_CLASSIFIER = re.compile(r"Programming Language :: Python :: ([23]\.\d+)\b")
 _SETUP_PY_PYTHON = re.compile(r"python_requires\s*=\s*['\"]([^'\"]+)['\"]")
 _URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 _VCS = re.compile(r"^(git|hg|svn|bzr)\+", re.IGNORECASE)
@@ -47,7 +48,7 @@ class Manifests:
     or `pyproject.toml` with dynamic dependencies); None when they are declared."""
     requires_python: str | None = None
     classifiers: list[str] = field(default_factory=list)
-    """The `3.X` versions the classifiers name, oldest first."""
+    """The `X.Y` versions the classifiers name, oldest first."""
     read: list[str] = field(default_factory=list)
     """The files the requirements came from, for display."""
 

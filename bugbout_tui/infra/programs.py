@@ -36,14 +36,16 @@ __all__ = ["interpreter_paths", "is_python", "program_paths", "venv_paths"]
 
 _PROBE_TIMEOUT = 60.0
 
-# Runs in the interpreter under test, of any version from 3.8 on, with the standard
+# Runs in the interpreter under test, of any version from 2.7 on, with the standard
 # library only. It imports the extension modules a test suite commonly loads so that
-# their shared libraries are mapped, then lists every mapped file.
+# their shared libraries are mapped, then lists every mapped file. A Python 2
+# environment is the interpreter's user base (`infra/legacy_env.py`): that is its prefix.
 _PROBE = r"""
 import json, os, site, sys
 found = {
-    "prefix": sys.prefix,
-    "prefixes": [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix],
+    "prefix": os.environ.get("PYTHONUSERBASE") or sys.prefix,
+    "prefixes": [sys.prefix, getattr(sys, "base_prefix", sys.prefix), sys.exec_prefix,
+                 getattr(sys, "base_exec_prefix", sys.exec_prefix)],
     "executable": sys.executable,
     "path": [p for p in sys.path if p],
     "editable": [],
@@ -274,13 +276,16 @@ def _locate(program: str, env: Mapping[str, str]) -> str | None:
 def _footprint(python: str) -> _Footprint:
     """Ask the interpreter; its answer holds until something is installed into it.
 
-    The probe runs with `-E` (no `PYTHONPATH` from bugbout's own environment) from `/`,
-    so only what the interpreter itself puts on its path is reported.
+    The probe runs without bugbout's own `PYTHON*` variables (`PYTHONPATH`) from `/`, so
+    only what the interpreter itself puts on its path is reported; not with `-E`, which
+    would also drop what a Python 2 environment's launcher sets.
     """
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     try:
         result = subprocess.run(
-            [python, "-E", "-c", _PROBE],
+            [python, "-c", _PROBE],
             cwd="/",
+            env=environ,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,

@@ -96,13 +96,13 @@ def parse_list(output: str) -> list[Python]:
         parts = tuple(int(p) for p in version.split("."))
         path = entry.get("path")
         found.setdefault((parts, path), Python(parts, Path(path) if path else None))
-    real = {p.version for p in found.values() if p.path is not None and not _shim(p.path)}
+    real = {p.version for p in found.values() if p.path is not None and not is_shim(p.path)}
     return [
-        p for p in found.values() if p.path is None or not (_shim(p.path) and p.version in real)
+        p for p in found.values() if p.path is None or not (is_shim(p.path) and p.version in real)
     ]
 
 
-def _shim(path: Path) -> bool:
+def is_shim(path: Path) -> bool:
     """A version manager's shim runs whatever version the calling shell selects, so
     the same path may be another Python in a build's process: the installation itself
     is kept when both are listed."""
