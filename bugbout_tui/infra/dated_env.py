@@ -250,19 +250,25 @@ async def _resolve_legacy(
         return Failed(f"Python {inputs.python.text} cannot be installed by uv", log)
     scratch = Path(tempfile.mkdtemp(prefix=".legacy-", dir=envs))
     runner = [r for r in inputs.requirements if RUNNER.match(_requirement_name(r))]
-    try:
-        made = await install_legacy(
-            inputs.python.path,
-            scratch,
-            requirements=inputs.requirements,
-            runner=runner or ["pytest"],
-            date=inputs.date,
-            lifted=lifted,
-            log=log,
-        )
-    except LegacyFailed as failed:
-        shutil.rmtree(scratch, ignore_errors=True)
-        return Failed(failed.said, log)
+    with tempfile.TemporaryDirectory(prefix="bugbout-resolve-") as copies:
+        project = None
+        if inputs.build is not None:
+            project = Path(copies) / "project"
+            shutil.copytree(inputs.build.parent, project, symlinks=True, ignore=_COPY_IGNORED)
+        try:
+            made = await install_legacy(
+                inputs.python.path,
+                scratch,
+                requirements=inputs.requirements,
+                runner=runner or ["pytest"],
+                date=inputs.date,
+                lifted=lifted,
+                log=log,
+                project=project,
+            )
+        except LegacyFailed as failed:
+            shutil.rmtree(scratch, ignore_errors=True)
+            return Failed(failed.said, log)
     resolution = Resolution(
         packages=made.pins,
         python=inputs.python.text,

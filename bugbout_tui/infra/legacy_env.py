@@ -65,13 +65,14 @@ def is_legacy(version: str) -> bool:
 
 
 def write_launcher(root: Path, python: Path) -> Path:
-    """`root/bin/python`: the interpreter with `root` as its user base."""
+    """`root/bin/python`: the interpreter with `root` as its user base. The interpreter
+    is named by its real path, which a sandbox shows where it may not show a link."""
     launcher = root / "bin" / "python"
     launcher.parent.mkdir(parents=True, exist_ok=True)
     launcher.write_text(
         "#!/bin/sh\n"
         f"PYTHONUSERBASE={shlex.quote(str(root))} PYTHONNOUSERSITE= "
-        f'exec {shlex.quote(str(python))} "$@"\n',
+        f'exec {shlex.quote(str(python.resolve()))} "$@"\n',
         encoding="utf-8",
     )
     launcher.chmod(0o755)
@@ -87,9 +88,11 @@ async def install_legacy(
     date: datetime,
     lifted: Sequence[str],
     log: Path,
+    project: Path | None = None,
 ) -> LegacyInstall:
     """Install `runner` as of today, then `requirements` as of `date` (but `lifted`), in
-    `root`.
+    `root`; with `project` (a copy of the project, whose `setup.py` declares its
+    dependencies), the project too, which is then uninstalled to keep what it needed.
 
     Raises:
         LegacyFailed: pip failed.
@@ -99,10 +102,14 @@ async def install_legacy(
     with DatedIndex(upstream, None) as today:
         await _pip(launcher, ["install", "--user", *_PIP, "--index-url", today.url, *runner], log)
     taken = [_name(pin) for pin in await _frozen(launcher, log)]
+    wanted = [*requirements, *([str(project)] if project is not None else [])]
     with DatedIndex(upstream, date, lifted=[*taken, *lifted]) as dated:
-        args = ["install", "--user", *_PIP, "--index-url", dated.url, *requirements]
+        args = ["install", "--user", *_PIP, "--index-url", dated.url, *wanted]
         await _pip(launcher, args, log)
         undated = sorted(dated.undated)
+    if project is not None:
+        name = await _run(launcher, ["setup.py", "--name"], log, cwd=project)
+        await _pip(launcher, ["uninstall", "--yes", *_PIP, name.strip().splitlines()[-1]], log)
     return LegacyInstall(pins=await _frozen(launcher, log), runner=taken, undated=undated)
 
 
@@ -128,18 +135,24 @@ def _name(pin: str) -> str:
 
 
 async def _pip(launcher: Path, args: list[str], log: Path) -> str:
-    """Run the environment's pip, append what it said to `log`, stop it if it takes too
-    long (and its builds with it).
+    """Run the environment's pip (see `_run`)."""
+    return await _run(launcher, ["-m", "pip", *args], log, cwd=log.parent)
+
+
+async def _run(launcher: Path, args: list[str], log: Path, *, cwd: Path) -> str:
+    """Run the environment's Python, append what it said to `log`, stop it if it takes
+    too long (and what it started with it).
 
     Raises:
-        LegacyFailed: pip failed or took too long.
+        LegacyFailed: it failed or took too long.
     """
     process = await asyncio.create_subprocess_exec(
-        str(launcher), "-m", "pip", *args,
+        str(launcher), *args,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
-        cwd=log.parent,
+        cwd=cwd,
+        env={"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0", **os.environ},
         start_new_session=True,
     )  # fmt: skip
     try:
@@ -150,10 +163,10 @@ async def _pip(launcher: Path, args: list[str], log: Path) -> str:
         await process.wait()
         if not isinstance(error, TimeoutError):
             raise
-        raw = f"error: pip did not finish in {LEGACY_TIMEOUT_SECONDS:.0f} s\n".encode()
+        raw = f"error: it did not finish in {LEGACY_TIMEOUT_SECONDS:.0f} s\n".encode()
     output = raw.decode("utf-8", "replace")
     with log.open("a", encoding="utf-8") as handle:
-        handle.write(f"$ pip {' '.join(args)}\n{output}[exit {process.returncode}]\n\n")
+        handle.write(f"$ python {' '.join(args)}\n{output}[exit {process.returncode}]\n\n")
     if process.returncode != 0:
         raise LegacyFailed(output)
     return output
