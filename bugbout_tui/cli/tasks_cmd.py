@@ -40,7 +40,7 @@ from bugbout_tui.core.text import inert, inert_line
 from bugbout_tui.engine.agent_run import test_command
 from bugbout_tui.engine.env_runs import base_paths
 from bugbout_tui.engine.env_sources import EnvSources, is_env
-from bugbout_tui.engine.environments import Environments
+from bugbout_tui.engine.environments import Environments, settled_pythons
 from bugbout_tui.engine.ground_truth import log_names
 from bugbout_tui.engine.mine import mine_tasks
 from bugbout_tui.engine.project import Project
@@ -198,7 +198,9 @@ async def prompt_for(project: Project, task: Task, role: Role) -> str:
         )
     cfg = project.config.project
     repo = open_repository(cfg.repository, project.dir)
-    environment = await Environments(repo, cfg).for_task(task)
+    oracles = project.store.read(project.store.oracles_path, OracleSet)
+    settled = settled_pythons(oracles)
+    environment = await Environments(repo, cfg, settled=settled).for_task(task)
     base = await asyncio.to_thread(pristine_tree, repo, task.base_commit)
     tests_dir = tests_dir_at(base, cfg.tests, task.test_files) or cfg.tests
     return render_prompt(

@@ -243,6 +243,10 @@ class TaskEnvironment(BaseModel):
     older_python: str | None = None
     """The newest Python the commit names (its classifiers), when none of those was at
     hand and `python` is newer: a failure may be the interpreter's, not the code's."""
+    settled: bool = False
+    """`python` is not the first the commit chose: on that one no test failed before the
+    fix, on this one (another the commit names) the fix's tests tell. The bug is of
+    this Python (a Python 2 unicode bug, say), and so are the task's later runs."""
 
 
 class Oracle(BaseModel):

@@ -35,7 +35,7 @@ from bugbout_tui.engine.context import StageContext
 from bugbout_tui.engine.decided import DecisionWatch
 from bugbout_tui.engine.env_controls import EnvControls
 from bugbout_tui.engine.env_sources import EnvSources, is_env
-from bugbout_tui.engine.environments import Environments
+from bugbout_tui.engine.environments import Environments, settled_pythons
 from bugbout_tui.engine.estimate import estimate_race
 from bugbout_tui.engine.examine import CrossExamination
 from bugbout_tui.engine.ground_truth import GroundTruth
@@ -380,8 +380,12 @@ class Bout:
         (`environments = "tip"`, or an `interpreter` of the user's) is built here, before
         any stage needs it; dated ones are built as each task comes to need its own."""
         if self._environments is None:
+            store = self.project.store
             environments = Environments(
-                self.repo(), self.project.config.project, retry_failed=self.retry_failed
+                self.repo(),
+                self.project.config.project,
+                retry_failed=self.retry_failed,
+                settled=settled_pythons(store.read(store.oracles_path, OracleSet)),
             )
             if not environments.dated and self._has_bugs():
                 await environments.shared()

@@ -26,14 +26,16 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bugbout_tui.core.config import ProjectConfig
 from bugbout_tui.core.errors import BugboutError
 from bugbout_tui.core.fs import write_atomic
-from bugbout_tui.core.models import Task, TaskEnvironment
+from bugbout_tui.core.models import OracleSet, Task, TaskEnvironment
 from bugbout_tui.core.paths import bugbout_home
 from bugbout_tui.engine.environment import project_environment
 from bugbout_tui.infra.dated_env import (
@@ -54,19 +56,21 @@ from bugbout_tui.infra.dated_env import (
 )
 from bugbout_tui.infra.env import Environment, find_uv
 from bugbout_tui.infra.legacy_env import is_legacy
-from bugbout_tui.infra.manifests import read_manifests
+from bugbout_tui.infra.manifests import Manifests, read_manifests
 from bugbout_tui.infra.pythons import (
     Choice,
     Python,
     choose,
     is_shim,
     parse_list,
+    satisfies,
     version_manager_dirs,
 )
 from bugbout_tui.infra.trees import pristine_tree
 
 BUILDS_AT_ONCE = 2
 """Environment builds (and resolutions) at a time: they share the machine with tests."""
+_SETTLED = "; chosen by the ground truth: on the first Python chosen no test failed before the fix"
 PYTHONS_KEPT_SECONDS = 24 * 3600
 _LISTING = "uv and python2.7"
 """What a kept list holds: a list kept by a bugbout that looked for less is not reused."""
@@ -107,10 +111,15 @@ class Environments:
         *,
         retry_failed: bool = False,
         home: Path | None = None,
+        settled: Mapping[str, str] | None = None,
     ) -> None:
         self.repo = repo
         self.project = project
         self.retry_failed = retry_failed
+        self.settled = dict(settled or {})
+        """The Python each task's ground truth settled on, where it is not the first
+        choice (`TaskEnvironment.settled`): task id → version."""
+        self._others: dict[str, list[str]] = {}
         self.envs = (home or bugbout_home()).resolve() / "envs"
         self.built = Built()
         self._records: dict[str, TaskEnvironment] = {}
@@ -173,11 +182,16 @@ class Environments:
             tree = await asyncio.to_thread(pristine_tree, self.repo, task.base_commit)
             manifests = await asyncio.to_thread(read_manifests, tree)
             unenforced = list(manifests.unenforced)
+            available = await self._available()
+            settled = self.settled.get(task.id)
+            pythons = [p for p in available if p.text == settled] if settled else available
             choice = self._choose(
-                await self._available(), manifests.requires_python, manifests.classifiers
+                pythons or available, manifests.requires_python, manifests.classifiers
             )
             if choice.python is None:
                 return await self._down_to_tip(task, choice.why, unenforced)
+            if not settled:
+                self._others[task.id] = self._named_others(available, manifests, choice.python)
             declared = self.project.install_project
             inputs = Inputs(
                 requirements=[
@@ -200,9 +214,25 @@ class Environments:
                 )
                 inputs = dataclasses.replace(inputs, build=None)
                 found = await resolve(uv_bin, inputs, envs=self.envs, reuse=not self.retry_failed)
-            if isinstance(found, Failed) and is_legacy(found_python := inputs.python.text):
-                # A commit that names Python 2 and 3 may ask for what Python 2 never had
-                # (bugbout.toml's test-dependencies are the tip's): its Python 3 next.
+            if isinstance(found, Failed) and is_legacy(inputs.python.text):
+                # bugbout.toml's test-dependencies are today's, which Python 2 may never
+                # have had (or have had only with builds it cannot run): the commit's own
+                # requirements and the runner stand; the rest is left out, and said.
+                extra = [r for r in self.project.test_dependencies if not RUNNER.match(_name(r))]
+                if extra:
+                    kept = [r for r in inputs.requirements if r not in extra]
+                    inputs = dataclasses.replace(inputs, requirements=kept)
+                    unenforced += [f"{r} (bugbout.toml's, left out on Python 2)" for r in extra]
+                    found = await resolve(
+                        uv_bin, inputs, envs=self.envs, reuse=not self.retry_failed
+                    )
+            if (
+                isinstance(found, Failed)
+                and is_legacy(found_python := inputs.python.text)
+                and not settled
+            ):
+                # A commit that names Python 2 and 3 may ask for what Python 2 never had:
+                # its Python 3 next.
                 pythons = [p for p in await self._available() if not is_legacy(p.text)]
                 again = self._choose(pythons, manifests.requires_python, manifests.classifiers)
                 if again.python is not None:
@@ -232,10 +262,44 @@ class Environments:
             relaxed=found.relaxed,
             runner_later=found.runner_later,
             unenforced=unenforced,
-            note=_note(choice.why, found),
+            note=_note(choice.why, found) + (_SETTLED if settled else ""),
             older_python=choice.older,
+            settled=bool(settled) and found.python == settled,
         )
         return environment
+
+    def others(self, task_id: str) -> list[str]:
+        """The other installed Pythons `task_id`'s commit names (newest first), to try
+        when no test fails before the fix on the first: the bug may be of one of them."""
+        return list(self._others.get(task_id, []))
+
+    def settle(self, task_id: str, python: str | None) -> None:
+        """Give `task_id` the environment of `python` (a version `others` gave) from now
+        on, or its first choice again (None)."""
+        if python is None:
+            self.settled.pop(task_id, None)
+        else:
+            self.settled[task_id] = python
+        self._tasks.pop(task_id, None)
+        self._records.pop(task_id, None)
+
+    def _named_others(
+        self, available: list[Python], manifests: Manifests, chosen: Python
+    ) -> list[str]:
+        """The newest installed Python of each other version the commit names."""
+        if self.project.python is not None:
+            return []
+        named = {tuple(int(x) for x in c.split(".")) for c in manifests.classifiers}
+        best: dict[tuple[int, ...], Python] = {}
+        for python in available:
+            minor = python.version[:2]
+            if python.path is None or minor not in named or minor == chosen.version[:2]:
+                continue
+            if not satisfies(python.version, manifests.requires_python):
+                continue
+            if minor not in best or python.version > best[minor].version:
+                best[minor] = python
+        return [best[minor].text for minor in sorted(best, reverse=True)]
 
     async def _pinned(
         self, uv_bin: Path, inputs: Inputs, found: Resolution
@@ -483,3 +547,23 @@ async def _legacy_pythons(search: str) -> list[dict[str, str]]:
             entry = {"key": f"cpython-{version}-legacy", "version": version}
             found.append({**entry, "implementation": "cpython", "path": str(candidate)})
     return found
+
+
+def settled_pythons(oracles: OracleSet | None) -> dict[str, str]:
+    """The Python each task's stored ground truth settled on, where it is not the first
+    choice: what `Environments` gives those tasks in a later bout."""
+    if oracles is None:
+        return {}
+    return {
+        task_id: oracle.environment.python
+        for task_id, oracle in oracles.oracles.items()
+        if oracle.environment is not None
+        and oracle.environment.settled
+        and oracle.environment.python is not None
+    }
+
+
+def _name(requirement: str) -> str:
+    """The normalized project name a requirement starts with."""
+    head = re.split(r"[\s<>=!~;\[@(,]", requirement.strip(), maxsplit=1)[0]
+    return re.sub(r"[-_.]+", "-", head).lower()

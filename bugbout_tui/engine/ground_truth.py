@@ -27,7 +27,7 @@ from pathlib import Path
 
 from bugbout_tui.core import look
 from bugbout_tui.core.events import ErrorRaised, StageProgress
-from bugbout_tui.core.models import SUITE, Conditions, Oracle, OracleSet, Task
+from bugbout_tui.core.models import SUITE, Conditions, Oracle, OracleSet, Task, TaskEnvironment
 from bugbout_tui.engine.environments import NoEnvironment
 from bugbout_tui.engine.testing import (
     PytestRunner,
@@ -134,6 +134,10 @@ class GroundTruth(PytestRunner):
                 return
             async with gate:
                 oracle = await self.oracle_for(task, current, environment)
+            if isinstance(oracle, Oracle) and _nothing_failed(oracle):
+                other = await self._on_another_python(task, gate)
+                if other is not None:
+                    oracle, current, record = other
             if isinstance(oracle, MayPass):
                 last = stored if stored is not None and stored.conditions == current else None
                 oracle = failed_again(oracle.problem, last).model_copy(
@@ -170,6 +174,29 @@ class GroundTruth(PytestRunner):
 
     def logs_for(self, task: Task) -> Path:
         return self.project.store.logs_dir / "ground-truth" / task.id
+
+    async def _on_another_python(
+        self, task: Task, gate: asyncio.Semaphore
+    ) -> tuple[Oracle, Conditions, TaskEnvironment | None] | None:
+        """The ground truth on another Python the commit names, the first on which the
+        fix's tests tell (the task keeps that Python from then on); None when none does,
+        and the task keeps its first."""
+        for python in self.environments.others(task.id):
+            self.environments.settle(task.id, python)
+            try:
+                environment = await self.environments.for_task(task)
+            except NoEnvironment:
+                continue
+            record = self.environments.record(task.id)
+            if record is None or record.python != python:
+                continue  # that Python could not be given an environment
+            current = self.conditions(environment)
+            async with gate:
+                oracle = await self.oracle_for(task, current, environment)
+            if isinstance(oracle, Oracle) and oracle.scored:
+                return oracle, current, record
+        self.environments.settle(task.id, None)
+        return None
 
     async def oracle_for(
         self, task: Task, conditions: Conditions, environment: Environment
@@ -291,6 +318,11 @@ class GroundTruth(PytestRunner):
 
 _NONE = Environment(python=Path(), root=None, key="none", built=False)
 """Stands for the environment a task could not get, in its conditions."""
+
+
+def _nothing_failed(oracle: Oracle) -> bool:
+    """Whether the tests ran on both sides and none failed before the fix."""
+    return not oracle.scored and not oracle.fail_to_pass and bool(oracle.pass_to_pass)
 
 
 def _without_environment(conditions: Conditions) -> Conditions:

@@ -273,6 +273,7 @@ async def _resolve_legacy(
         packages=made.pins,
         python=inputs.python.text,
         interpreter=str(inputs.python.path),
+        relaxed=made.relaxed,
         runner_later=made.runner,
         no_upload_time=made.undated,
         date=inputs.date,

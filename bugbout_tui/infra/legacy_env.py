@@ -7,9 +7,10 @@ sets it and starts the interpreter, so what pip installed there is importable an
 nothing of it touches the interpreter's installation. pip has no date limit; it is
 pointed at a date-limited view of the index (`infra.dated_index`).
 
-The test runner comes first, from today: the newest pytest for Python 2 (4.6) and what it
-needs. A dated one is older than every option bugbout's runs give (`--rootdir` came in
-pytest 3.5), and with the runner in place the rest resolves as of the date around it.
+The test runner comes from today: the newest pytest for Python 2 (4.6), since a dated one
+is older than the options bugbout's runs give (`--rootdir` came in pytest 3.5). What it
+needs stays dated where a release of the date satisfies it (a `six` of today would hide
+the Python 2 bugs an old `six` had), and is lifted, package by package, where none does.
 The packages the interpreter itself holds (pip, setuptools) stay visible, as in a
 virtual environment that sees its system's packages.
 """
@@ -31,6 +32,10 @@ from bugbout_tui.infra.dated_index import DatedIndex, upstream_index
 
 LEGACY_TIMEOUT_SECONDS = 30 * 60.0
 """How long one pip command may take: as long as one uv command (`UV_TIMEOUT_SECONDS`)."""
+MAX_LIFTED = 16
+"""How many packages the date is lifted for before the resolution is given up: each costs
+a run of pip, and a 2009 commit's runner of today needs a dozen."""
+_NO_RELEASE = re.compile(r"No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*)")
 _PIP = ["--isolated", "--disable-pip-version-check", "--no-input"]
 """The user's pip configuration is not read: the view is the only index."""
 
@@ -55,6 +60,8 @@ class LegacyInstall:
     pins: list[str]
     runner: list[str]
     """The runner's packages, taken from today."""
+    relaxed: list[str]
+    """Packages whose date was lifted because pip found no release of them by it."""
     undated: list[str]
     """Projects whose index gave a file no upload time."""
 
@@ -90,27 +97,68 @@ async def install_legacy(
     log: Path,
     project: Path | None = None,
 ) -> LegacyInstall:
-    """Install `runner` as of today, then `requirements` as of `date` (but `lifted`), in
-    `root`; with `project` (a copy of the project, whose `setup.py` declares its
-    dependencies), the project too, which is then uninstalled to keep what it needed.
+    """Install `runner` and `requirements` in `root` as of `date`, the runner's own
+    packages and `lifted` as of today, lifting the date for each package pip then finds
+    no release of (one of today's runner's needs, most often); with `project` (a copy of
+    the project, whose `setup.py` declares its dependencies), the project too, which is
+    then uninstalled to keep what it needed.
 
     Raises:
-        LegacyFailed: pip failed.
+        LegacyFailed: pip failed, or still failed with `MAX_LIFTED` packages lifted.
     """
     launcher = write_launcher(root, python)
     upstream = upstream_index(os.environ)
-    with DatedIndex(upstream, None) as today:
-        await _pip(launcher, ["install", "--user", *_PIP, "--index-url", today.url, *runner], log)
-    taken = [_name(pin) for pin in await _frozen(launcher, log)]
-    wanted = [*requirements, *([str(project)] if project is not None else [])]
-    with DatedIndex(upstream, date, lifted=[*taken, *lifted]) as dated:
-        args = ["install", "--user", *_PIP, "--index-url", dated.url, *wanted]
-        await _pip(launcher, args, log)
-        undated = sorted(dated.undated)
+    wanted = [*merged([*runner, *requirements]), *([str(project)] if project else [])]
+    first = {_name(r) for r in [*runner, *lifted]}
+    relaxed: list[str] = []
+    while True:
+        with DatedIndex(upstream, date, lifted=[*first, *relaxed]) as dated:
+            args = ["install", "--user", *_PIP, "--index-url", dated.url, *wanted]
+            try:
+                await _pip(launcher, args, log)
+            except LegacyFailed as failed:
+                found = {_name(n) for n in _NO_RELEASE.findall(failed.output)}
+                blocking = sorted(found - first - set(relaxed))
+                if not blocking or len(relaxed) >= MAX_LIFTED:
+                    raise
+                relaxed += blocking
+                continue
+            undated = sorted(dated.undated)
+            break
     if project is not None:
         name = await _run(launcher, ["setup.py", "--name"], log, cwd=project)
         await _pip(launcher, ["uninstall", "--yes", *_PIP, name.strip().splitlines()[-1]], log)
-    return LegacyInstall(pins=await _frozen(launcher, log), runner=taken, undated=undated)
+    pins = await _frozen(launcher, log)
+    held = {_name(pin) for pin in pins}
+    return LegacyInstall(
+        pins=pins,
+        runner=sorted(held & {_name(r) for r in runner}),
+        relaxed=[name for name in relaxed if name in held],
+        undated=undated,
+    )
+
+
+_PLAIN = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*((?:[<>=!~]=?|===)[^;\[@]*)?\s*")
+
+
+def merged(requirements: Sequence[str]) -> list[str]:
+    """`requirements` with those of one name (and no marker, extra or URL) made one:
+    the pip of Python 2 refuses a name given twice ("Double requirement given")."""
+    order: list[str] = []
+    shown: dict[str, str] = {}
+    specs: dict[str, list[str]] = {}
+    for requirement in requirements:
+        match = _PLAIN.fullmatch(requirement)
+        if match is None:
+            order.append(requirement)
+            continue
+        name = _name(match[1])
+        if name not in shown:
+            order.append(name)
+            shown[name], specs[name] = match[1], []
+        if match[2] and match[2].strip() not in specs[name]:
+            specs[name].append(match[2].strip())
+    return [shown[k] + ",".join(specs[k]) if k in shown else k for k in order]
 
 
 async def install_pins(python: Path, root: Path, pins: Sequence[str], *, log: Path) -> None:
