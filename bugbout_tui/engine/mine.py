@@ -19,7 +19,6 @@ from bugbout_tui.core.config_errors import ConfigError, ConfigProblem, key_lines
 from bugbout_tui.core.models import TaskSet
 from bugbout_tui.core.paths import bugbout_home
 from bugbout_tui.engine.env_sources import is_lite
-from bugbout_tui.engine.environments import available_pythons
 from bugbout_tui.engine.lite import lite_digest, lite_repository
 from bugbout_tui.engine.project import Project
 from bugbout_tui.infra.detect import github_from_remote
@@ -31,6 +30,7 @@ from bugbout_tui.infra.git import (
     read_files,
 )
 from bugbout_tui.infra.manifests import read_manifests
+from bugbout_tui.infra.python_list import available_pythons
 from bugbout_tui.infra.pythons import Python, choose
 from bugbout_tui.rules.mine import mine
 from bugbout_tui.rules.statement import issue_source_from_settings

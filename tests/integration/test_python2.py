@@ -168,3 +168,43 @@ def test_a_commit_for_python_2_and_3_whose_python_2_cannot_be_resolved_gets_pyth
     assert environment.python.startswith("3.")
     assert "first, whose resolution failed" in (environment.note or "")
     assert "shapes" in (environment.note or "")
+
+
+def test_a_bug_of_python_2_alone_is_found_on_python_2_and_kept_there(
+    tmp_path: Path, home: Path, index: PackageIndex
+) -> None:
+    """The commit names 2.7 and 3.11; on 3.11 `str(name)` was never a bug, on 2.7 it
+    fails for a name that is not ASCII. The ground truth moves to 2.7 and stays."""
+    code = (
+        "from shapes import area\n\n\n"
+        "def box(w, h):\n    return area(w, h)\n\n\n"
+        "def describe(name):\n    return u'box ' + str(name)\n"
+    )
+    repo = history(tmp_path / "geom", classifiers=["2.7", "3.11"], code=code, in_setup=False)
+    repo.commit(
+        "Fix names that are not ASCII (#2)",
+        files={
+            "geom/__init__.py": code.replace("str(name)", "name"),
+            "tests/test_describe.py": "from geom import describe\n\n\n"
+            "def test_describe():\n"
+            "    assert describe(u'\\u00e9t\\u00e9') == u'box \\u00e9t\\u00e9'\n",
+        },
+        date=when(2021, 3),
+    )
+    write_issues(repo.root, {1: ("negative sides", "it breaks"), 2: ("accents", "it breaks")})
+    Bout.load(repo.root).run(until="ground-truth")
+    found = oracle(repo).oracles["geom-2"]
+    assert found.scored, found.reason
+    assert found.fail_to_pass == ["tests/test_describe.py::test_describe"]
+    environment = found.environment
+    assert environment is not None and environment.settled
+    assert environment.python is not None and environment.python.startswith("2.7.")
+    assert "chosen by the ground truth" in (environment.note or "")
+    # The Python 3 bug of #1 stays where it was first run.
+    first = oracle(repo).oracles["geom-1"].environment
+    assert first is not None and not first.settled and (first.python or "").startswith("3.")
+    # A later bout gives the task its Python 2 again, and so does `bugbout tasks`.
+    Bout.load(repo.root).run(until="ground-truth")
+    assert oracle(repo).oracles["geom-2"] == found
+    shown = bugbout("tasks", "geom-2", cwd=repo.root, home=home, COLUMNS="200")
+    assert "python             2.7." in shown.stdout

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bugbout_tui.engine.environments import available_pythons
+from bugbout_tui.infra.python_list import available_pythons
 
 
 def test_uv_is_shown_the_pythons_a_version_manager_installed(
