@@ -262,7 +262,7 @@ async def _resolve_legacy(
                 requirements=inputs.requirements,
                 runner=runner or ["pytest"],
                 date=inputs.date,
-                lifted=lifted,
+                lifted=[*lifted, *RUNNER_CORE],
                 log=log,
                 project=project,
             )

@@ -97,8 +97,8 @@ async def install_legacy(
     log: Path,
     project: Path | None = None,
 ) -> LegacyInstall:
-    """Install `runner` and `requirements` in `root` as of `date`, the runner's own
-    packages and `lifted` as of today, lifting the date for each package pip then finds
+    """Install `runner` and `requirements` in `root` as of `date`, the runner and `lifted`
+    (the runner's own packages) as of today, lifting the date for each package pip then finds
     no release of (one of today's runner's needs, most often); with `project` (a copy of
     the project, whose `setup.py` declares its dependencies), the project too, which is
     then uninstalled to keep what it needed.
@@ -132,7 +132,7 @@ async def install_legacy(
     held = {_name(pin) for pin in pins}
     return LegacyInstall(
         pins=pins,
-        runner=sorted(held & {_name(r) for r in runner}),
+        runner=sorted(held & first),
         relaxed=[name for name in relaxed if name in held],
         undated=undated,
     )
