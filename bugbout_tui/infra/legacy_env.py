@@ -8,9 +8,9 @@ nothing of it touches the interpreter's installation. pip has no date limit; it 
 pointed at a date-limited view of the index (`infra.dated_index`).
 
 The test runner comes from today: the newest pytest for Python 2 (4.6), since a dated one
-is older than the options bugbout's runs give (`--rootdir` came in pytest 3.5). What it
-needs stays dated where a release of the date satisfies it (a `six` of today would hide
-the Python 2 bugs an old `six` had), and is lifted, package by package, where none does.
+is older than the options bugbout's runs give (`--rootdir` came in pytest 3.5), with what
+it needs, but for what the commit requires itself, which stays as of its date where a
+release of the date will do (`install_legacy`).
 The packages the interpreter itself holds (pip, setuptools) stay visible, as in a
 virtual environment that sees its system's packages.
 """
@@ -22,7 +22,9 @@ import contextlib
 import os
 import re
 import shlex
+import shutil
 import signal
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -97,19 +99,27 @@ async def install_legacy(
     log: Path,
     project: Path | None = None,
 ) -> LegacyInstall:
-    """Install `runner` and `requirements` in `root` as of `date`, the runner and `lifted`
-    (the runner's own packages) as of today, lifting the date for each package pip then finds
-    no release of (one of today's runner's needs, most often); with `project` (a copy of
-    the project, whose `setup.py` declares its dependencies), the project too, which is
-    then uninstalled to keep what it needed.
+    """Install `runner` and `requirements` in `root` as of `date`, but for the runner and
+    what today's release of it needs, which come from today (`lifted` too); lift the date
+    for each package pip then finds no release of. With `project` (a copy of the project,
+    whose `setup.py` declares its dependencies), the project too, which is then
+    uninstalled to keep what it needed.
+
+    What the commit itself requires stays dated even when the runner needs it, where a
+    release of the date will do: a `six` of today would hide the Python 2 bugs an old
+    `six` had. The rest of the runner's needs come from today whole, since their old
+    releases can satisfy pytest's loose requirements and still lack what it imports (a
+    2013 `contextlib2` has no `suppress`).
 
     Raises:
         LegacyFailed: pip failed, or still failed with `MAX_LIFTED` packages lifted.
     """
-    launcher = write_launcher(root, python)
     upstream = upstream_index(os.environ)
+    needs = await _needs_today(python, root.parent, runner, upstream, log)
+    declared = {_name(r) for r in requirements}
+    launcher = write_launcher(root, python)
     wanted = [*merged([*runner, *requirements]), *([str(project)] if project else [])]
-    first = {_name(r) for r in [*runner, *lifted]}
+    first = {_name(r) for r in [*runner, *lifted]} | (needs - declared)
     relaxed: list[str] = []
     while True:
         with DatedIndex(upstream, date, lifted=[*first, *relaxed]) as dated:
@@ -136,6 +146,22 @@ async def install_legacy(
         relaxed=[name for name in relaxed if name in held],
         undated=undated,
     )
+
+
+async def _needs_today(
+    python: Path, scratch: Path, runner: Sequence[str], upstream: str, log: Path
+) -> set[str]:
+    """The packages today's release of `runner` holds, learnt by installing it alone in a
+    scratch folder that is then deleted."""
+    folder = Path(tempfile.mkdtemp(prefix=".runner-", dir=scratch))
+    try:
+        launcher = write_launcher(folder, python)
+        with DatedIndex(upstream, None) as today:
+            args = ["install", "--user", *_PIP, "--index-url", today.url, *runner]
+            await _pip(launcher, args, log)
+        return {_name(pin) for pin in await _frozen(launcher, log)}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 _PLAIN = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*((?:[<>=!~]=?|===)[^;\[@]*)?\s*")
