@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -51,7 +50,7 @@ from bugbout_tui.infra.dated_env import (
 )
 from bugbout_tui.infra.env import Environment, find_uv
 from bugbout_tui.infra.legacy_env import is_legacy
-from bugbout_tui.infra.manifests import Manifests, read_manifests
+from bugbout_tui.infra.manifests import Manifests, read_manifests, requirement_name
 from bugbout_tui.infra.python_list import available_pythons
 from bugbout_tui.infra.pythons import (
     Choice,
@@ -201,7 +200,11 @@ class Environments:
                 # bugbout.toml's test-dependencies are today's, which Python 2 may never
                 # have had (or have had only with builds it cannot run): the commit's own
                 # requirements and the runner stand; the rest is left out, and said.
-                extra = [r for r in self.project.test_dependencies if not RUNNER.match(_name(r))]
+                extra = [
+                    r
+                    for r in self.project.test_dependencies
+                    if not RUNNER.match(requirement_name(r))
+                ]
                 if extra:
                     kept = [r for r in inputs.requirements if r not in extra]
                     inputs = dataclasses.replace(inputs, requirements=kept)
@@ -479,9 +482,3 @@ def settled_pythons(oracles: OracleSet | None) -> dict[str, str]:
         and oracle.environment.settled
         and oracle.environment.python is not None
     }
-
-
-def _name(requirement: str) -> str:
-    """The normalized project name a requirement starts with."""
-    head = re.split(r"[\s<>=!~;\[@(,]", requirement.strip(), maxsplit=1)[0]
-    return re.sub(r"[-_.]+", "-", head).lower()

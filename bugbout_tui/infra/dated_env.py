@@ -48,6 +48,7 @@ from bugbout_tui.infra.legacy_env import (
     is_legacy,
     write_launcher,
 )
+from bugbout_tui.infra.manifests import requirement_name
 from bugbout_tui.infra.pytest_run import run_options
 from bugbout_tui.infra.pythons import Python
 
@@ -249,7 +250,7 @@ async def _resolve_legacy(
     if inputs.python.path is None:
         return Failed(f"Python {inputs.python.text} cannot be installed by uv", log)
     scratch = Path(tempfile.mkdtemp(prefix=".legacy-", dir=envs))
-    runner = [r for r in inputs.requirements if RUNNER.match(_requirement_name(r))]
+    runner = [r for r in inputs.requirements if RUNNER.match(requirement_name(r))]
     with tempfile.TemporaryDirectory(prefix="bugbout-resolve-") as copies:
         project = None
         if inputs.build is not None:
@@ -298,10 +299,6 @@ async def _settle(scratch: Path, resolution: Resolution, *, envs: Path) -> None:
         assert resolution.interpreter is not None
         write_launcher(root, Path(resolution.interpreter))
         write_model(root / MARKER_NAME, resolution)
-
-
-def _requirement_name(requirement: str) -> str:
-    return _package(re.split(r"[\s<>=!~;\[@(]", requirement.strip(), maxsplit=1)[0])
 
 
 def lifted_with(blocking: list[str]) -> list[str]:

@@ -31,6 +31,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bugbout_tui.infra.dated_index import DatedIndex, upstream_index
+from bugbout_tui.infra.manifests import requirement_name
 
 LEGACY_TIMEOUT_SECONDS = 30 * 60.0
 """How long one pip command may take: as long as one uv command (`UV_TIMEOUT_SECONDS`)."""
@@ -116,10 +117,10 @@ async def install_legacy(
     """
     upstream = upstream_index(os.environ)
     needs = await _needs_today(python, root.parent, runner, upstream, log)
-    declared = {_name(r) for r in requirements}
+    declared = {requirement_name(r) for r in requirements}
     launcher = write_launcher(root, python)
     wanted = [*merged([*runner, *requirements]), *([str(project)] if project else [])]
-    first = {_name(r) for r in [*runner, *lifted]} | (needs - declared)
+    first = {requirement_name(r) for r in [*runner, *lifted]} | (needs - declared)
     relaxed: list[str] = []
     while True:
         with DatedIndex(upstream, date, lifted=[*first, *relaxed]) as dated:
@@ -127,7 +128,7 @@ async def install_legacy(
             try:
                 await _pip(launcher, args, log)
             except LegacyFailed as failed:
-                found = {_name(n) for n in _NO_RELEASE.findall(failed.output)}
+                found = {requirement_name(n) for n in _NO_RELEASE.findall(failed.output)}
                 blocking = sorted(found - first - set(relaxed))
                 if not blocking or len(relaxed) >= MAX_LIFTED:
                     raise
@@ -139,7 +140,7 @@ async def install_legacy(
         name = await _run(launcher, ["setup.py", "--name"], log, cwd=project)
         await _pip(launcher, ["uninstall", "--yes", *_PIP, name.strip().splitlines()[-1]], log)
     pins = await _frozen(launcher, log)
-    held = {_name(pin) for pin in pins}
+    held = {requirement_name(pin) for pin in pins}
     return LegacyInstall(
         pins=pins,
         runner=sorted(held & first),
@@ -159,7 +160,7 @@ async def _needs_today(
         with DatedIndex(upstream, None) as today:
             args = ["install", "--user", *_PIP, "--index-url", today.url, *runner]
             await _pip(launcher, args, log)
-        return {_name(pin) for pin in await _frozen(launcher, log)}
+        return {requirement_name(pin) for pin in await _frozen(launcher, log)}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -178,7 +179,7 @@ def merged(requirements: Sequence[str]) -> list[str]:
         if match is None:
             order.append(requirement)
             continue
-        name = _name(match[1])
+        name = requirement_name(match[1])
         if name not in shown:
             order.append(name)
             shown[name], specs[name] = match[1], []
@@ -202,10 +203,6 @@ async def install_pins(python: Path, root: Path, pins: Sequence[str], *, log: Pa
 async def _frozen(launcher: Path, log: Path) -> list[str]:
     output = await _pip(launcher, ["list", "--user", "--format=freeze", *_PIP], log)
     return sorted(line.strip() for line in output.splitlines() if "==" in line)
-
-
-def _name(pin: str) -> str:
-    return re.sub(r"[-_.]+", "-", pin.split("==")[0]).lower()
 
 
 async def _pip(launcher: Path, args: list[str], log: Path) -> str:

@@ -86,6 +86,13 @@ def _escapes(requirement: str) -> str | None:
     return None
 
 
+def requirement_name(requirement: str) -> str:
+    """The normalized project name a requirement or a pin starts with (`Six>=1.9` and
+    `six==1.11.0` are both `six`)."""
+    head = re.split(r"[\s<>=!~;\[@(,]", requirement.strip(), maxsplit=1)[0]
+    return re.sub(r"[-_.]+", "-", head).lower()
+
+
 def read_manifests(tree: Path) -> Manifests:
     """The requirements and Python constraints the packaging files in `tree` declare."""
     found = Manifests()
