@@ -80,8 +80,8 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def publish_legacy_pytest(index: PackageIndex, dest: Path) -> None:
-    """The stand-in, as pytest 4.6.11 for Python 2 and 3, in `index`."""
+def publish_legacy_pytest(index: PackageIndex, dest: Path, *, requires: list[str]) -> None:
+    """The stand-in, as pytest 4.6.11 for Python 2 and 3, needing `requires`, in `index`."""
     files = {"pytest/__init__.py": "", "pytest/__main__.py": MAIN}
-    wheel = build_wheel(dest, "pytest", "4.6.11", files, tag="py2.py3-none-any")
+    wheel = build_wheel(dest, "pytest", "4.6.11", files, requires=requires, tag="py2.py3-none-any")
     index.publish(wheel, uploaded=datetime(2020, 1, 1, tzinfo=UTC))

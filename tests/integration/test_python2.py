@@ -71,10 +71,17 @@ def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[PackageIn
     wheels = tmp_path / "wheels"
     with PackageIndex() as served:
         served.publish_runner(wheels)
-        publish_legacy_pytest(served, wheels / "legacy")
+        # Today's runner needs six and wcwidth, each of which had a release in 2020 and
+        # another in 2023.
+        publish_legacy_pytest(served, wheels / "legacy", requires=["six", "wcwidth"])
         for version, code, year in (("1.0", V1, 2020), ("2.0", V2, 2023)):
             wheel = build_wheel(wheels, "shapes", version, {"shapes/__init__.py": code}, tag=BOTH)
             served.publish(wheel, uploaded=when(year))
+            for name in ("six", "wcwidth"):
+                module = {f"{name}.py": f"VERSION = {version!r}\n"}
+                served.publish(
+                    build_wheel(wheels, name, version, module, tag=BOTH), uploaded=when(year)
+                )
         monkeypatch.setenv("UV_DEFAULT_INDEX", served.url)
         monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
         monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")
@@ -83,9 +90,11 @@ def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[PackageIn
         yield served
 
 
-def history(root: Path, *, classifiers: list[str], code: str, in_setup: bool) -> GitRepo:
+def history(
+    root: Path, *, classifiers: list[str], code: str, in_setup: bool, also: str = ""
+) -> GitRepo:
     """A 2021 fix of `geom`, whose setup.py names `classifiers` and declares `shapes`
-    (`in_setup`), or leaves that to requirements.txt."""
+    (`in_setup`), or leaves that to requirements.txt, which holds `also` too."""
     named = ", ".join(f'"Programming Language :: Python :: {v}"' for v in classifiers)
     requires = 'install_requires=["shapes"], ' if in_setup else ""
     setup = (
@@ -98,7 +107,7 @@ def history(root: Path, *, classifiers: list[str], code: str, in_setup: bool) ->
         "Initial version",
         files={
             "setup.py": setup,
-            **({} if in_setup else {"requirements.txt": "shapes\n"}),
+            "requirements.txt": ("" if in_setup else "shapes\n") + also,
             "geom/__init__.py": code,
             "tests/test_geom.py": "from geom import box\n\n\ndef test_box():\n"
             "    assert box(2, 3) == 6\n",
@@ -129,7 +138,7 @@ def oracle(repo: GitRepo) -> OracleSet:
 def test_a_python_2_fix_gets_python_2_with_its_dependencies_as_of_its_date(
     tmp_path: Path, home: Path, index: PackageIndex
 ) -> None:
-    repo = history(tmp_path / "geom", classifiers=["2.7"], code=GEOM, in_setup=True)
+    repo = history(tmp_path / "geom", classifiers=["2.7"], code=GEOM, in_setup=True, also="six\n")
     Bout.load(repo.root).run(until="ground-truth")
     found = oracle(repo).oracles["geom-1"]
     assert found.scored, found.reason
@@ -141,6 +150,10 @@ def test_a_python_2_fix_gets_python_2_with_its_dependencies_as_of_its_date(
     # not installed.
     assert "shapes==1.0" in environment.packages
     assert "pytest==4.6.11" in environment.packages and "pytest" in environment.runner_later
+    # What the runner needs comes from today, but for what the commit requires itself:
+    # a six of today would hide the bugs the six of its day had.
+    assert "wcwidth==2.0" in environment.packages and "wcwidth" in environment.runner_later
+    assert "six==1.0" in environment.packages and "six" not in environment.runner_later
     assert not any(p.startswith("geom==") for p in environment.packages)
     shown = bugbout("tasks", "geom-1", cwd=repo.root, home=home, COLUMNS="200")
     assert "python             2.7." in shown.stdout

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bugbout_tui.core.models import Oracle, TaskEnvironment
-from bugbout_tui.infra.manifests import read_manifests
+from bugbout_tui.infra.manifests import read_manifests, requirement_name
 from bugbout_tui.infra.pythons import Python, choose, satisfies
 from bugbout_tui.rules.ground_truth import on_newer_python
 
@@ -114,3 +114,12 @@ def test_a_task_unscored_on_a_newer_python_than_its_commit_names_says_which_to_i
     assert on_newer_python(scored, record) is None
     answered = Oracle(pass_to_pass=["t::a"], scored=False, reason="no test fails before")
     assert on_newer_python(answered, record) == "no test fails before"  # they ran
+
+
+def test_a_requirement_is_named_by_its_project_however_it_is_written() -> None:
+    assert requirement_name("six>=1.9.0") == "six"
+    assert requirement_name("Six==1.11.0") == "six"
+    assert requirement_name("futures>=3.0;python_version=='2.7'") == "futures"
+    assert requirement_name("backports.functools_lru_cache[extra] @ https://x") == (
+        "backports-functools-lru-cache"
+    )
