@@ -490,8 +490,8 @@ async def probe_runner(uv_bin: Path, resolution: Resolution, *, envs: Path) -> s
     would have been in: the environment is built once, with the runner it keeps.
     """
     runner = runner_pins(resolution)
-    if not runner:
-        return None
+    if not runner or is_legacy(resolution.python):
+        return None  # nothing to try, or an interpreter uv makes no environment for
     digest = hashlib.sha256("\n".join([resolution.key(), *runner]).encode()).hexdigest()[:12]
     log = envs / "logs" / f"runner-{digest}.log"
     log.parent.mkdir(parents=True, exist_ok=True)

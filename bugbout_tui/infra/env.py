@@ -412,29 +412,50 @@ async def _run_uv(
     the caller's current directory changes what uv does; the user's own uv settings
     (index URL, cache, Python downloads) still apply.
     """
+    return await run_logged(
+        [str(uv_bin), *args],
+        log,
+        label="uv",
+        cwd=log.parent,
+        env=env if env is not None else os.environ,
+        timeout=UV_TIMEOUT_SECONDS,
+    )
+
+
+async def run_logged(
+    argv: list[str],
+    log: Path,
+    *,
+    label: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+) -> _UvRun:
+    """Run `argv`, append `$ label args`, its output and its exit status to `log`; kill
+    it and what it started (its process group) if we are cancelled or it takes longer
+    than `timeout`, which its output then says."""
     process = await asyncio.create_subprocess_exec(
-        str(uv_bin),
-        *args,
+        *argv,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
-        cwd=log.parent,
-        env=dict(env if env is not None else os.environ),
+        cwd=cwd,
+        env=dict(env),
         start_new_session=True,
     )
     try:
-        raw, _ = await asyncio.wait_for(process.communicate(), UV_TIMEOUT_SECONDS)
+        raw, _ = await asyncio.wait_for(process.communicate(), timeout)
     except (TimeoutError, asyncio.CancelledError) as error:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         await process.wait()
         if not isinstance(error, TimeoutError):
             raise
-        raw = f"error: uv did not finish in {UV_TIMEOUT_SECONDS:.0f} s, and was stopped\n".encode()
+        raw = f"error: {label} did not finish in {timeout:.0f} s, and was stopped\n".encode()
     output = raw.decode("utf-8", errors="replace")
     returncode = process.returncode if process.returncode is not None else -1
     with log.open("a", encoding="utf-8") as handle:
-        handle.write(f"$ uv {' '.join(args)}\n{output}[exit {returncode}]\n\n")
+        handle.write(f"$ {label} {' '.join(argv[1:])}\n{output}[exit {returncode}]\n\n")
     return _UvRun(returncode=returncode, output=output)
 
 

@@ -17,13 +17,10 @@ virtual environment that sees its system's packages.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import re
 import shlex
 import shutil
-import signal
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +28,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bugbout_tui.infra.dated_index import DatedIndex, upstream_index
+from bugbout_tui.infra.env import run_logged
 from bugbout_tui.infra.manifests import requirement_name
 
 LEGACY_TIMEOUT_SECONDS = 30 * 60.0
@@ -211,33 +209,20 @@ async def _pip(launcher: Path, args: list[str], log: Path) -> str:
 
 
 async def _run(launcher: Path, args: list[str], log: Path, *, cwd: Path) -> str:
-    """Run the environment's Python, append what it said to `log`, stop it if it takes
-    too long (and what it started with it).
+    """Run the environment's Python as `run_logged` runs a command.
 
     Raises:
         LegacyFailed: it failed or took too long.
     """
-    process = await asyncio.create_subprocess_exec(
-        str(launcher), *args,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
+    environ = {"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0", **os.environ}
+    run = await run_logged(
+        [str(launcher), *args],
+        log,
+        label="python",
         cwd=cwd,
-        env={"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0", **os.environ},
-        start_new_session=True,
-    )  # fmt: skip
-    try:
-        raw, _ = await asyncio.wait_for(process.communicate(), LEGACY_TIMEOUT_SECONDS)
-    except (TimeoutError, asyncio.CancelledError) as error:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        await process.wait()
-        if not isinstance(error, TimeoutError):
-            raise
-        raw = f"error: it did not finish in {LEGACY_TIMEOUT_SECONDS:.0f} s\n".encode()
-    output = raw.decode("utf-8", "replace")
-    with log.open("a", encoding="utf-8") as handle:
-        handle.write(f"$ python {' '.join(args)}\n{output}[exit {process.returncode}]\n\n")
-    if process.returncode != 0:
-        raise LegacyFailed(output)
-    return output
+        env=environ,
+        timeout=LEGACY_TIMEOUT_SECONDS,
+    )
+    if run.returncode != 0:
+        raise LegacyFailed(run.output)
+    return run.output
